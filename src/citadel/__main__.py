@@ -1,0 +1,3 @@
+from citadel.cli import main
+
+main(prog_name="citadel")

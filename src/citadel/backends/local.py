@@ -1,0 +1,206 @@
+"""The embedded default: SQLite for chunks and documents, an exact float32 matrix for dense
+search in numpy, tantivy for BM25, weighted score fusion. One directory per snapshot."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import threading
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from citadel.backends.base import Backend, RetrievalError, SearchIndex
+from citadel.fusion import weighted_fusion
+from citadel.lexical import LexicalIndex, build_index
+from citadel.records import Chunk, Document, RankedChunk
+
+_SCHEMA = """
+CREATE TABLE documents (document_id TEXT PRIMARY KEY, json TEXT NOT NULL);
+CREATE TABLE chunks (row INTEGER PRIMARY KEY, chunk_id TEXT UNIQUE NOT NULL,
+                     document_id TEXT NOT NULL, tenant TEXT, category TEXT, json TEXT NOT NULL);
+CREATE INDEX chunks_document ON chunks(document_id);
+"""
+
+
+class LocalBackend(Backend):
+    name = "local"
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def path(self, snapshot_id: str) -> Path:
+        return self.root / snapshot_id
+
+    def has_snapshot(self, snapshot_id: str) -> bool:
+        return (self.path(snapshot_id) / "chunks.sqlite").is_file()
+
+    def write_snapshot(
+        self,
+        snapshot_id: str,
+        documents: Sequence[Document],
+        chunks: Sequence[Chunk],
+        vectors: np.ndarray,
+        index_texts: Sequence[str],
+    ) -> None:
+        if len(chunks) != len(vectors) or len(chunks) != len(index_texts):
+            raise ValueError("chunks, vectors and index texts differ in length")
+        self.root.mkdir(parents=True, exist_ok=True)
+        # Build in a private directory, then rename: a reader never sees a partial snapshot.
+        staging = self.root / f".{snapshot_id}.{uuid.uuid4().hex[:8]}.tmp"
+        staging.mkdir()
+        try:
+            conn = sqlite3.connect(staging / "chunks.sqlite")
+            with conn:
+                conn.executescript(_SCHEMA)
+                conn.executemany(
+                    "INSERT INTO documents VALUES (?, ?)",
+                    ((d.document_id, d.model_dump_json()) for d in documents),
+                )
+                conn.executemany(
+                    "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?)",
+                    (
+                        (i, c.chunk_id, c.document_id, c.tenant, c.category, c.model_dump_json())
+                        for i, c in enumerate(chunks)
+                    ),
+                )
+            conn.close()
+            np.save(staging / "dense.npy", np.ascontiguousarray(vectors, dtype=np.float32))
+            build_index(
+                staging / "lexical",
+                ((i, t, c.tenant, c.category) for i, (c, t) in enumerate(zip(chunks, index_texts,
+                                                                              strict=True))),
+            )
+            final = self.path(snapshot_id)
+            if final.exists():
+                shutil.rmtree(final)  # an earlier failed build of the same id; never active
+            staging.rename(final)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+
+    def delete_snapshot(self, snapshot_id: str) -> None:
+        shutil.rmtree(self.path(snapshot_id), ignore_errors=True)
+
+    def open(self, snapshot_id: str, dense_weight: float, candidates: int) -> LocalIndex:
+        return LocalIndex(self.path(snapshot_id), snapshot_id, dense_weight, candidates)
+
+
+class LocalIndex(SearchIndex):
+    backend = "local"
+    strategy = "hybrid-weighted(numpy-exact+tantivy-bm25)"
+
+    def __init__(self, path: Path, snapshot_id: str, dense_weight: float, candidates: int):
+        if not (path / "chunks.sqlite").is_file():
+            raise RetrievalError(f"snapshot data missing at {path}")
+        self.snapshot_id = snapshot_id
+        self.dense_weight = dense_weight
+        self.candidates = candidates
+        self._conn = sqlite3.connect(
+            f"file:{path / 'chunks.sqlite'}?mode=ro", uri=True, check_same_thread=False
+        )
+        self._lock = threading.Lock()
+        self._dense = np.load(path / "dense.npy", mmap_mode=None)
+        self._lexical = LexicalIndex(path / "lexical")
+        self._filter_columns: tuple[np.ndarray, np.ndarray] | None = None
+
+    def _query(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
+        with self._lock:
+            return self._conn.execute(sql, params).fetchall()
+
+    def _mask(self, tenant: str | None, category: str | None) -> np.ndarray | None:
+        if tenant is None and category is None:
+            return None
+        if self._filter_columns is None:
+            rows = self._query("SELECT tenant, category FROM chunks ORDER BY row")
+            self._filter_columns = (
+                np.array([r[0] or "" for r in rows], dtype=object),
+                np.array([r[1] or "" for r in rows], dtype=object),
+            )
+        tenants, categories = self._filter_columns
+        mask = np.ones(len(tenants), dtype=bool)
+        if tenant is not None:
+            mask &= (tenants == tenant) | (tenants == "")
+        if category is not None:
+            mask &= categories == category
+        return mask
+
+    def search(
+        self,
+        text: str,
+        vector: np.ndarray,
+        k: int,
+        *,
+        tenant: str | None = None,
+        category: str | None = None,
+    ) -> list[RankedChunk]:
+        try:
+            dense = self._dense_search(vector, tenant, category)
+            lexical = self._lexical.search(text, self.candidates, tenant, category)
+        except (OSError, ValueError, sqlite3.Error) as exc:
+            raise RetrievalError(f"local retrieval failed: {exc}") from exc
+        # Exact dense scores exist for every row: fill them in for lexical-only candidates.
+        for row in lexical:
+            dense.setdefault(row, float(self._dense[row] @ vector))
+        fused = weighted_fusion(dense, lexical, self.dense_weight, k)
+        chunks = self._chunks_by_row([f.row for f in fused])
+        return [
+            RankedChunk(
+                chunk=chunks[f.row],
+                retrieval_score=round(f.score, 6),
+                dense_score=None if f.dense is None else round(f.dense, 6),
+                lexical_score=None if f.lexical is None else round(f.lexical, 6),
+                rank=rank,
+            )
+            for rank, f in enumerate(fused, start=1)
+        ]
+
+    def _dense_search(
+        self, vector: np.ndarray, tenant: str | None, category: str | None
+    ) -> dict[int, float]:
+        if len(self._dense) == 0:
+            return {}
+        scores = self._dense @ vector.astype(np.float32)
+        mask = self._mask(tenant, category)
+        if mask is not None:
+            scores = np.where(mask, scores, -np.inf)
+        n = min(self.candidates, len(scores))
+        top = np.argpartition(-scores, n - 1)[:n]
+        return {int(r): float(scores[r]) for r in top if np.isfinite(scores[r])}
+
+    def _chunks_by_row(self, rows: list[int]) -> dict[int, Chunk]:
+        if not rows:
+            return {}
+        marks = ",".join("?" * len(rows))
+        found = self._query(f"SELECT row, json FROM chunks WHERE row IN ({marks})", rows)
+        return {r: Chunk.model_validate_json(j) for r, j in found}
+
+    def get_chunk(self, chunk_id: str) -> Chunk | None:
+        found = self._query("SELECT json FROM chunks WHERE chunk_id=?", (chunk_id,))
+        return Chunk.model_validate_json(found[0][0]) if found else None
+
+    def chunks_of(self, document_id: str) -> list[Chunk]:
+        found = self._query(
+            "SELECT json FROM chunks WHERE document_id=? ORDER BY row", (document_id,)
+        )
+        return [Chunk.model_validate_json(j) for (j,) in found]
+
+    def get_document(self, document_id: str) -> Document | None:
+        found = self._query("SELECT json FROM documents WHERE document_id=?", (document_id,))
+        return Document.model_validate_json(found[0][0]) if found else None
+
+    def count(self) -> dict[str, int]:
+        docs = self._query("SELECT count(*) FROM documents")[0][0]
+        chunks = self._query("SELECT count(*) FROM chunks")[0][0]
+        return {
+            "documents": docs,
+            "chunks": chunks,
+            "dense": int(self._dense.shape[0]),
+            "lexical": self._lexical.count(),
+        }
+
+    def close(self) -> None:
+        self._conn.close()
+

@@ -1,0 +1,95 @@
+"""Section-aware chunking: headings become `section`; offsets point into the source text.
+
+Invariant (tested): `document.text[chunk.start:chunk.end] == chunk.content`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from citadel.loaders import body_start, sha256_text
+from citadel.records import Chunk, Document
+from citadel.sentences import sentence_spans
+
+CHUNKER_VERSION = "sections-sentences-v1"
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$", re.M)
+
+
+@dataclass(frozen=True)
+class ChunkingParams:
+    size: int = 800
+    overlap: int = 120
+
+    def fingerprint(self) -> dict[str, object]:
+        return {"version": CHUNKER_VERSION, "size": self.size, "overlap": self.overlap}
+
+
+def sections(doc: Document) -> list[tuple[str, int, int]]:
+    """(section name, body start, body end) for each heading-delimited region."""
+    text = doc.text
+    begin = body_start(text, doc.format)
+    headings = [] if doc.format == "text" else list(_HEADING.finditer(text, begin))
+    regions: list[tuple[str, int, int]] = []
+    if not headings or headings[0].start() > begin:
+        first_end = headings[0].start() if headings else len(text)
+        regions.append((doc.title, begin, first_end))
+    for i, h in enumerate(headings):
+        end = headings[i + 1].start() if i + 1 < len(headings) else len(text)
+        regions.append((h.group(2).strip(), h.end(), end))
+    return regions
+
+
+def chunk_document(doc: Document, params: ChunkingParams = ChunkingParams()) -> list[Chunk]:
+    chunks: list[Chunk] = []
+    for section, start, end in sections(doc):
+        units = list(_split_long(sentence_spans(doc.text, start, end), params.size))
+        for span_start, span_end in _pack(units, params):
+            content = doc.text[span_start:span_end]
+            chunks.append(
+                Chunk(
+                    chunk_id=f"{doc.document_id}#{len(chunks) + 1}",
+                    document_id=doc.document_id,
+                    source=doc.source,
+                    title=doc.title,
+                    section=section,
+                    category=doc.category,
+                    content=content,
+                    start=span_start,
+                    end=span_end,
+                    authority=doc.authority,
+                    effective_date=doc.effective_date,
+                    supersedes=doc.supersedes,
+                    tenant=doc.tenant,
+                    content_sha256=sha256_text(content),
+                )
+            )
+    return chunks
+
+
+def _split_long(spans: list[tuple[int, int]], size: int):
+    """A single sentence longer than a chunk is cut into size-bounded pieces."""
+    for start, end in spans:
+        while end - start > size:
+            yield start, start + size
+            start += size
+        yield start, end
+
+
+def _pack(units: list[tuple[int, int]], params: ChunkingParams) -> list[tuple[int, int]]:
+    """Greedily pack consecutive sentences into chunks; each new chunk repeats the trailing
+    sentences of the previous one that fit in `overlap` characters."""
+    packed: list[tuple[int, int]] = []
+    i = 0
+    while i < len(units):
+        j = i
+        while j + 1 < len(units) and units[j + 1][1] - units[i][0] <= params.size:
+            j += 1
+        packed.append((units[i][0], units[j][1]))
+        if j + 1 >= len(units):
+            break
+        nxt = j + 1
+        while nxt - 1 > i and units[j][1] - units[nxt - 1][0] <= params.overlap:
+            nxt -= 1
+        i = nxt
+    return packed

@@ -1,0 +1,58 @@
+"""The `citadel` command line. One module per command group; errors become messages."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from citadel.backends import RetrievalError
+from citadel.cli.ask import ask
+from citadel.cli.ingest import ingest
+from citadel.config import ConfigError
+from citadel.embedders import EmbedderUnavailable
+from citadel.engine import InvalidQuestion, NotReady
+from citadel.ingest import IngestError
+from citadel.snapshots import SnapshotError
+
+EXPECTED_ERRORS = (
+    ConfigError, NotReady, InvalidQuestion, IngestError, SnapshotError, EmbedderUnavailable,
+    RetrievalError, FileNotFoundError, PermissionError,
+)
+
+
+class CitadelGroup(click.Group):
+    """Turns expected failures into one line on stderr and exit code 1, never a traceback."""
+
+    def invoke(self, ctx: click.Context):  # type: ignore[override]
+        try:
+            return super().invoke(ctx)
+        except EXPECTED_ERRORS as exc:
+            click.echo(f"Error: {exc}", err=True)
+            sys.exit(1)
+        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
+            raise
+        except Exception as exc:
+            if os.environ.get("CITADEL_DEBUG"):
+                raise
+            click.echo(
+                f"Error: unexpected {type(exc).__name__}: {exc} "
+                "(set CITADEL_DEBUG=1 for a traceback)",
+                err=True,
+            )
+            sys.exit(1)
+
+
+@click.group(cls=CitadelGroup)
+@click.version_option(package_name="citadel")
+def main() -> None:
+    """Citadel: grounded answers whose citations cannot be forged.
+
+    Settings come from CITADEL_* environment variables and an optional
+    config.toml in CITADEL_HOME (default ./.citadel).
+    """
+
+
+main.add_command(ingest)
+main.add_command(ask)

@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+import click
+
+from citadel.config import Settings
+from citadel.records import Answer
+
+
+def render_answer(answer: Answer) -> str:
+    lines = [f"Answer: {answer.answer}"]
+    if answer.conflict is not None:
+        c = answer.conflict
+        lines.append(f"Conflict: {c.attribute}: {' vs '.join(c.values)}")
+    if answer.citations:
+        lines.append("Sources:")
+        for c in answer.citations:
+            where = f"{c.source} › {c.section}" if c.section else c.source
+            lines.append(f'  [{c.chunk_id}] "{c.quote}" ({where})')
+    if answer.abstained:
+        if answer.sources_consulted:
+            lines.append("Sources consulted:")
+            lines.extend(f"  [{s.chunk_id}] {s.title}" for s in answer.sources_consulted)
+        if answer.next_step:
+            lines.append(f"Next step: {answer.next_step}")
+    if answer.degraded:
+        lines.append("(degraded: " + "; ".join(answer.trace.degraded_reasons) + ")")
+    return "\n".join(lines)
+
+
+@click.command()
+@click.argument("question")
+@click.option("--json", "as_json", is_flag=True, help="Print the whole Answer as JSON.")
+@click.option("--top-k", type=click.IntRange(1, 100), default=None)
+@click.option("--tenant", default=None, help="Only this tenant's (and public) documents.")
+@click.option("--category", default=None, help="Only documents of this category.")
+def ask(question: str, as_json: bool, top_k: int | None, tenant: str | None,
+        category: str | None) -> None:
+    """Answer QUESTION from the active knowledge base, with verified citations."""
+    from citadel.engine import Engine
+
+    engine = Engine.open(Settings.load())
+    try:
+        answer = engine.answer(question, top_k=top_k, tenant=tenant, category=category)
+    finally:
+        engine.close()
+    click.echo(answer.model_dump_json(indent=2) if as_json else render_answer(answer))

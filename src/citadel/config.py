@@ -1,0 +1,97 @@
+"""Settings: defaults, overridden by a TOML config file, overridden by CITADEL_* variables.
+
+The config file is `$CITADEL_CONFIG` if set, else `<home>/config.toml` if it exists.
+Every field `name` can be set as `CITADEL_NAME` in the environment.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+
+class ConfigError(ValueError):
+    """Raised for a setting that cannot be used; the message says which and why."""
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    home: Path = Field(default=Path(".citadel"), description="Where snapshots and logs live.")
+    backend: str = "local"
+    embedder: str = Field(default="minilm", description="minilm | hashing")
+
+    # Chunking (part of the snapshot fingerprint).
+    chunk_size: int = Field(default=800, ge=100, le=20_000, description="Max chunk chars.")
+    chunk_overlap: int = Field(default=120, ge=0, le=5_000)
+    max_file_bytes: int = Field(default=10_000_000, ge=1)
+
+    # Retrieval (part of the retrieval config version).
+    candidates: int = Field(default=50, ge=1, le=1000, description="Per-retriever pool.")
+    top_k: int = Field(default=8, ge=1, le=100, description="Ranked chunks returned.")
+    dense_weight: float = Field(default=0.5, ge=0.0, le=1.0)
+    max_context: int = Field(default=4, ge=1, le=20)
+    authority_weight: float = Field(default=0.3, ge=0.0, le=5.0,
+                                    description="Added to relevance x authority in context order.")
+    max_per_document: int = Field(default=2, ge=1, le=20)
+
+    # Generation.
+    generator: str = "extractive"
+    support_threshold: float = Field(default=0.6, ge=0.0, le=1.0)
+    max_answer_sentences: int = Field(default=2, ge=1, le=10)
+    max_question_chars: int = Field(default=2000, ge=1)
+    next_step: str = (
+        "Contact customer support, or ask an administrator to add a document that covers this."
+    )
+
+    @property
+    def retrieval_config_version(self) -> str:
+        """A short, stable id of everything that changes which chunks reach the generator."""
+        keys = ("backend", "embedder", "candidates", "top_k", "dense_weight", "max_context",
+                "authority_weight", "max_per_document")
+        blob = json.dumps({k: getattr(self, k) for k in keys}, sort_keys=True, default=str)
+        return "rc-" + hashlib.sha256(blob.encode()).hexdigest()[:10]
+
+    @classmethod
+    def load(
+        cls, env: Mapping[str, str] | None = None, overrides: Mapping[str, Any] | None = None
+    ) -> Settings:
+        env = os.environ if env is None else env
+        values: dict[str, Any] = {}
+        home = Path(env.get("CITADEL_HOME", str(cls.model_fields["home"].default)))
+        config_path = Path(env["CITADEL_CONFIG"]) if env.get("CITADEL_CONFIG") else None
+        if config_path is None and (home / "config.toml").is_file():
+            config_path = home / "config.toml"
+        if config_path is not None:
+            values.update(_read_config_file(config_path))
+        for name in cls.model_fields:
+            key = f"CITADEL_{name.upper()}"
+            if key in env:
+                values[name] = env[key]
+        values.update(overrides or {})
+        try:
+            return cls(**values)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
+            )
+            raise ConfigError(f"invalid configuration: {problems}") from None
+
+
+def _read_config_file(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {path}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
+    # Accept both a flat file and a [citadel] table.
+    return dict(data.get("citadel", data))

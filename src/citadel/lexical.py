@@ -1,0 +1,74 @@
+"""BM25 lexical index on tantivy: one persistent index directory per snapshot."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+import tantivy
+
+TOKENIZER = "en_stem"
+# Tantivy's BM25 constants; recorded in the snapshot fingerprint.
+SEMANTICS = {"engine": "tantivy", "tokenizer": TOKENIZER, "stemmer": "porter-en", "k1": 1.2,
+             "b": 0.75, "query": "or-of-terms-v1"}
+PUBLIC = "_public"
+_QUERY_TERM = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def _schema() -> tantivy.Schema:
+    sb = tantivy.SchemaBuilder()
+    sb.add_unsigned_field("row", stored=True, indexed=True, fast=True)
+    sb.add_text_field("body", stored=False, tokenizer_name=TOKENIZER)
+    sb.add_text_field("tenant", stored=False, tokenizer_name="raw")
+    sb.add_text_field("category", stored=False, tokenizer_name="raw")
+    return sb.build()
+
+
+def build_index(path: Path, rows: Iterable[tuple[int, str, str | None, str]]) -> int:
+    """Index (row, text, tenant, category) tuples; returns the number indexed."""
+    path.mkdir(parents=True, exist_ok=True)
+    index = tantivy.Index(_schema(), path=str(path))
+    writer = index.writer(heap_size=64_000_000, num_threads=1)
+    n = 0
+    for row, text, tenant, category in rows:
+        doc = tantivy.Document()
+        doc.add_unsigned("row", row)
+        doc.add_text("body", text)
+        doc.add_text("tenant", tenant or PUBLIC)
+        doc.add_text("category", category)
+        writer.add_document(doc)
+        n += 1
+    writer.commit()
+    writer.wait_merging_threads()
+    return n
+
+
+class LexicalIndex:
+    def __init__(self, path: Path) -> None:
+        self._index = tantivy.Index.open(str(path))
+        self._schema = self._index.schema
+
+    def count(self) -> int:
+        return self._index.searcher().num_docs
+
+    def search(
+        self, text: str, k: int, tenant: str | None = None, category: str | None = None
+    ) -> dict[int, float]:
+        terms = [t.lower() for t in _QUERY_TERM.findall(text)]
+        if not terms or k <= 0:
+            return {}
+        # Quote every term: tantivy's query language must never see user syntax.
+        query = self._index.parse_query(" ".join(f'"{t}"' for t in terms), ["body"])
+        musts = [(tantivy.Occur.Must, query)]
+        if tenant is not None:
+            musts.append((tantivy.Occur.Must, tantivy.Query.term_set_query(
+                self._schema, "tenant", [tenant, PUBLIC])))
+        if category is not None:
+            musts.append((tantivy.Occur.Must, tantivy.Query.term_query(
+                self._schema, "category", category)))
+        if len(musts) > 1:
+            query = tantivy.Query.boolean_query(musts)
+        searcher = self._index.searcher()
+        hits = searcher.search(query, limit=k).hits
+        return {searcher.doc(addr)["row"][0]: float(score) for score, addr in hits}

@@ -1,0 +1,271 @@
+"""Loading files into `Document`s: Markdown (with front matter), plain text and HTML.
+
+A file that cannot be used is reported as a `Skipped` entry with a reason, never raised:
+one bad file must not stop an ingest of thousands.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import Path
+
+from citadel.records import Document
+
+FORMATS = {
+    ".md": "markdown", ".markdown": "markdown", ".txt": "text", ".html": "html", ".htm": "html",
+}
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*(?:\n|\Z)", re.S)
+_SLUG_UNSAFE = re.compile(r"[^a-z0-9._-]+")
+
+
+@dataclass(frozen=True)
+class Skipped:
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class LoadedCorpus:
+    documents: tuple[Document, ...]
+    skipped: tuple[Skipped, ...]
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def discover(paths: Iterable[Path]) -> Iterator[tuple[Path, Path]]:
+    """Yield (file, ingest_root) for every non-hidden file under the given paths, sorted."""
+    for root in paths:
+        if root.is_file():
+            yield root, root.parent
+        elif root.is_dir():
+            for file in sorted(root.rglob("*")):
+                rel = file.relative_to(root)
+                if file.is_file() and not any(p.startswith(".") for p in rel.parts):
+                    yield file, root
+        else:
+            raise FileNotFoundError(f"no such file or directory: {root}")
+
+
+def load_corpus(paths: Iterable[Path], max_file_bytes: int = 10_000_000) -> LoadedCorpus:
+    documents: list[Document] = []
+    skipped: list[Skipped] = []
+    seen_ids: dict[str, str] = {}
+    for file, root in discover(paths):
+        rel = file.relative_to(root).as_posix()
+        try:
+            doc = load_file(file, rel, max_file_bytes)
+        except LoadError as exc:
+            skipped.append(Skipped(rel, str(exc)))
+            continue
+        if doc.document_id in seen_ids:
+            # Two files map to one id (same stem, other extension): keep both, distinguishable.
+            doc = doc.model_copy(update={"document_id": _slug(rel)})
+            if doc.document_id in seen_ids:
+                skipped.append(Skipped(rel, f"duplicate document id {doc.document_id!r}"))
+                continue
+        seen_ids[doc.document_id] = rel
+        documents.append(doc)
+    return LoadedCorpus(tuple(documents), tuple(skipped))
+
+
+class LoadError(Exception):
+    """A file that cannot become a document; the message is the reason shown to the user."""
+
+
+def load_file(file: Path, source: str, max_file_bytes: int = 10_000_000) -> Document:
+    fmt = FORMATS.get(file.suffix.lower())
+    if fmt is None:
+        raise LoadError(f"unsupported file type {file.suffix or '(none)'!r}")
+    try:
+        size = file.stat().st_size
+        if size > max_file_bytes:
+            raise LoadError(f"file too large ({size:,} bytes > {max_file_bytes:,})")
+        raw = file.read_bytes()
+    except OSError as exc:
+        raise LoadError(f"unreadable: {exc.strerror or exc}") from None
+    if b"\x00" in raw[:8192]:
+        raise LoadError("binary file")
+    try:
+        decoded = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise LoadError("not valid UTF-8 text") from None
+    decoded = decoded.replace("\r\n", "\n").replace("\r", "\n")
+    if not decoded.strip():
+        raise LoadError("empty file")
+    return parse_document(decoded, source, fmt)
+
+
+def parse_document(decoded: str, source: str, fmt: str) -> Document:
+    """Build a Document from decoded text. For HTML, the stored text is the extracted text."""
+    meta: dict[str, str] = {}
+    text = decoded
+    if fmt == "markdown":
+        meta = parse_front_matter(decoded)
+    elif fmt == "html":
+        extracted = extract_html(decoded)
+        meta = extracted.meta
+        text = extracted.text
+        if not text.strip():
+            raise LoadError("HTML has no visible text")
+    title = meta.get("title") or _first_heading(text, fmt) or _humanize(Path(source).stem)
+    return Document(
+        document_id=_slug(str(Path(source).with_suffix(""))),
+        source=source,
+        title=title,
+        format=fmt,  # type: ignore[arg-type]
+        text=text,
+        content_sha256=sha256_text(text),
+        category=meta.get("category") or "general",
+        authority=_parse_authority(meta.get("authority"), source),
+        effective_date=_parse_date(meta.get("effective_date"), source),
+        supersedes=meta.get("supersedes") or None,
+        tenant=meta.get("tenant") or None,
+    )
+
+
+def body_start(text: str, fmt: str) -> int:
+    """Offset where content begins (after Markdown front matter)."""
+    if fmt == "markdown":
+        m = _FRONT_MATTER.match(text)
+        if m:
+            return m.end()
+    return 0
+
+
+def parse_front_matter(text: str) -> dict[str, str]:
+    """A small, safe subset of YAML: `key: value` lines, optional quotes."""
+    m = _FRONT_MATTER.match(text)
+    if not m:
+        return {}
+    meta: dict[str, str] = {}
+    for line in m.group(1).splitlines():
+        if ":" not in line or line.lstrip().startswith("#"):
+            continue
+        key, value = line.split(":", 1)
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            value = value[1:-1]
+        meta[key.strip().lower()] = value
+    return meta
+
+
+def _first_heading(text: str, fmt: str) -> str | None:
+    if fmt in ("markdown", "html"):
+        m = re.search(r"^#\s+(.+?)\s*#*\s*$", text, re.M)
+        if m:
+            return m.group(1).strip()
+    if fmt == "text":
+        first = text.strip().splitlines()[0].strip()
+        if 0 < len(first) <= 100:
+            return first
+    return None
+
+
+def _parse_authority(value: str | None, source: str) -> float:
+    if value in (None, ""):
+        return 0.5
+    try:
+        authority = float(value)
+    except ValueError:
+        raise LoadError(f"front matter 'authority' is not a number: {value!r}") from None
+    if not 0.0 <= authority <= 1.0:
+        raise LoadError(f"front matter 'authority' must be between 0 and 1, got {authority}")
+    return authority
+
+
+def _parse_date(value: str | None, source: str) -> dt.date | None:
+    if value in (None, ""):
+        return None
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        raise LoadError(f"front matter 'effective_date' is not YYYY-MM-DD: {value!r}") from None
+
+
+def _slug(path: str) -> str:
+    parts = [_SLUG_UNSAFE.sub("-", p.lower()).strip("-") for p in Path(path).parts]
+    return "/".join(p for p in parts if p) or "document"
+
+
+def _humanize(stem: str) -> str:
+    return re.sub(r"[-_]+", " ", stem).strip().capitalize() or stem
+
+
+# --- HTML ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ExtractedHtml:
+    text: str
+    meta: dict[str, str]
+
+
+_BLOCK_TAGS = {"p", "div", "li", "ul", "ol", "br", "tr", "table", "section", "article",
+               "header", "footer", "blockquote", "pre", "dd", "dt"}
+_SKIP_TAGS = {"script", "style", "head", "noscript", "template"}
+
+
+class _Extractor(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.blocks: list[str] = []
+        self.current: list[str] = []
+        self.meta: dict[str, str] = {}
+        self.skip_depth = 0
+        self.heading_level = 0
+        self.in_title = False
+
+    def _flush(self) -> None:
+        text = re.sub(r"\s+", " ", "".join(self.current)).strip()
+        if text:
+            prefix = "#" * self.heading_level + " " if self.heading_level else ""
+            self.blocks.append(prefix + text)
+        self.current = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "meta":
+            a = dict(attrs)
+            if a.get("name") and a.get("content") is not None:
+                self.meta[a["name"].lower()] = a["content"] or ""
+        elif tag == "title":
+            self.in_title = True
+        if tag in _SKIP_TAGS:
+            self.skip_depth += 1
+        elif re.fullmatch(r"h[1-6]", tag):
+            self._flush()
+            self.heading_level = int(tag[1])
+        elif tag in _BLOCK_TAGS:
+            self._flush()
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "title":
+            self.in_title = False
+        if tag in _SKIP_TAGS:
+            self.skip_depth = max(0, self.skip_depth - 1)
+        elif re.fullmatch(r"h[1-6]", tag):
+            self._flush()
+            self.heading_level = 0
+        elif tag in _BLOCK_TAGS:
+            self._flush()
+
+    def handle_data(self, data: str) -> None:
+        if self.in_title:
+            self.meta.setdefault("title", data.strip())
+        if not self.skip_depth:
+            self.current.append(data)
+
+
+def extract_html(html: str) -> ExtractedHtml:
+    """Visible text, one block per paragraph; headings become Markdown `#` lines."""
+    parser = _Extractor()
+    parser.feed(html)
+    parser.close()
+    parser._flush()
+    return ExtractedHtml(text="\n\n".join(parser.blocks) + "\n", meta=parser.meta)

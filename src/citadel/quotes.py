@@ -1,0 +1,53 @@
+"""Finding a quote in a chunk: tolerant to whitespace, case and punctuation, never to words.
+
+Both texts are reduced to their alphanumeric tokens (NFKC, casefolded) separated by single
+spaces; the quote must appear there on token boundaries. "30 days" never matches "14 days",
+and "30 days" never matches inside "130 days".
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+MIN_QUOTE_TOKENS = 2
+
+
+def normalize_with_map(text: str) -> tuple[str, list[int]]:
+    """Normalized text and, for each of its characters, the index of the source character."""
+    out: list[str] = []
+    index: list[int] = []
+    pending_space = False
+    for i, ch in enumerate(text):
+        folded = unicodedata.normalize("NFKC", ch).casefold()
+        for f in folded:
+            if f.isalnum():
+                if pending_space and out:
+                    out.append(" ")
+                    index.append(i)
+                pending_space = False
+                out.append(f)
+                index.append(i)
+            else:
+                pending_space = True
+    return "".join(out), index
+
+
+def normalize(text: str) -> str:
+    return normalize_with_map(text)[0]
+
+
+def locate_quote(quote: str, content: str) -> tuple[int, int] | None:
+    """(start, end) of the quote inside `content`, or None. Offsets are into `content`."""
+    needle = normalize(quote)
+    if len(needle.split(" ")) < MIN_QUOTE_TOKENS and len(needle) < 6:
+        return None
+    haystack, index = normalize_with_map(content)
+    if not needle:
+        return None
+    padded = f" {haystack} "
+    pos = padded.find(f" {needle} ")
+    if pos < 0:
+        return None
+    first = pos  # position in haystack (padding shifts by one, the leading space by one back)
+    last = first + len(needle) - 1
+    return index[first], index[last] + 1

@@ -1,0 +1,200 @@
+"""The vocabulary of Citadel: immutable typed records passed between stages.
+
+Every stage takes and returns these records; nothing else crosses a stage boundary.
+`Citation` is declared here but only the citation gate (`citadel.citations`) may build one.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Record(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Document(Record):
+    """A source document after loading: its decoded text is what offsets point into."""
+
+    document_id: str
+    source: str = Field(description="Path relative to the ingest root, or URL.")
+    title: str
+    format: Literal["markdown", "text", "html"]
+    text: str = Field(description="Decoded source text; for HTML, the stored extracted text.")
+    content_sha256: str
+    category: str = "general"
+    authority: float = Field(default=0.5, ge=0.0, le=1.0)
+    effective_date: dt.date | None = None
+    supersedes: str | None = None
+    tenant: str | None = None
+
+
+class Chunk(Record):
+    chunk_id: str = Field(description="Stable: same document + same chunking => same id.")
+    document_id: str
+    source: str
+    title: str
+    section: str
+    category: str = "general"
+    content: str
+    start: int = Field(description="Offset of `content` in the document's source text.")
+    end: int
+    authority: float = Field(default=0.5, ge=0.0, le=1.0)
+    effective_date: dt.date | None = None
+    supersedes: str | None = None
+    tenant: str | None = None
+    content_sha256: str
+    suspicious: bool = False
+    suspicious_reason: str | None = None
+
+
+class RankedChunk(Record):
+    """A chunk plus its scores. Scores are added by stages; the chunk itself never changes."""
+
+    chunk: Chunk
+    retrieval_score: float
+    dense_score: float | None = None
+    lexical_score: float | None = None
+    rerank_score: float | None = None
+    rank: int
+
+    @property
+    def chunk_id(self) -> str:
+        return self.chunk.chunk_id
+
+
+class ContextBlock(Record):
+    label: str = Field(description="Per-request label, S1..Sn.")
+    ranked: RankedChunk
+
+    @property
+    def chunk(self) -> Chunk:
+        return self.ranked.chunk
+
+
+class Context(Record):
+    """The chunks handed to the generator for one request, labelled S1..Sn."""
+
+    blocks: tuple[ContextBlock, ...] = ()
+
+    def get(self, label: str) -> ContextBlock | None:
+        for block in self.blocks:
+            if block.label == label:
+                return block
+        return None
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return {b.label: b.chunk.chunk_id for b in self.blocks}
+
+
+class DraftCitation(Record):
+    """What a generator may say about evidence: a label it was handed and a quote."""
+
+    label: str
+    quote: str
+
+
+class DraftSentence(Record):
+    text: str
+    citations: tuple[DraftCitation, ...] = ()
+
+
+class Draft(Record):
+    """A generator's output before the gate. It holds labels and quotes, never sources."""
+
+    sentences: tuple[DraftSentence, ...] = ()
+    abstain: bool = False
+    missing: str | None = None
+    confidence: float | None = None
+    generator: str
+    prompt_version: str
+
+
+class Citation(Record):
+    """A verified citation receipt. Built only by `citadel.citations.gate`."""
+
+    label: str
+    chunk_id: str
+    document_id: str
+    source: str
+    title: str
+    section: str
+    quote: str = Field(description="The quote as it appears in the source text.")
+    start: int = Field(description="Quote's offset in the source document's text.")
+    end: int
+    snapshot_id: str
+    content_sha256: str = Field(description="SHA-256 of the cited chunk's content.")
+
+
+DropReason = Literal[
+    "label_not_in_context",
+    "missing_source_metadata",
+    "content_hash_mismatch",
+    "empty_quote",
+    "quote_not_found",
+    "duplicate",
+    "uncited_sentence",
+]
+
+
+class DroppedCitation(Record):
+    label: str | None
+    quote: str
+    reason: DropReason
+    detail: str = ""
+
+
+class Conflict(Record):
+    attribute: str
+    values: tuple[str, ...]
+    chunk_ids: tuple[str, ...]
+    preferred_chunk_id: str | None = None
+    explanation: str = ""
+
+
+class SourceRef(Record):
+    chunk_id: str
+    title: str
+    source: str
+    section: str = ""
+
+
+class Trace(Record):
+    """How one request was answered. Built per request, never shared between requests."""
+
+    request_id: str
+    question_sha256: str = ""
+    backend: str = ""
+    strategy: str = ""
+    snapshot_id: str = ""
+    retrieval_ok: bool = True
+    rerank_ran: bool = False
+    degraded: bool = False
+    degraded_reasons: tuple[str, ...] = ()
+    fallback_used: bool = False
+    citations_available: bool = False
+    generator: str = ""
+    prompt_version: str = ""
+    retrieval_config_version: str = ""
+    retrieved: tuple[str, ...] = ()
+    context_labels: dict[str, str] = Field(default_factory=dict)
+    citations_emitted: int = 0
+    citations_dropped: tuple[DroppedCitation, ...] = ()
+    latencies_ms: dict[str, float] = Field(default_factory=dict)
+
+
+class Answer(Record):
+    answer: str
+    citations: tuple[Citation, ...] = ()
+    grounded: bool
+    abstained: bool
+    conflict: Conflict | None = None
+    degraded: bool = False
+    missing: str | None = None
+    sources_consulted: tuple[SourceRef, ...] = ()
+    next_step: str | None = None
+    trace: Trace

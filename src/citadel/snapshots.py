@@ -1,0 +1,276 @@
+"""Knowledge snapshots: fingerprinted, immutable index artifacts behind an atomic alias.
+
+The catalog (SQLite, `<home>/catalog.sqlite`) records every snapshot's state and manifest and
+the alias `active`. Switching the alias is one transaction: readers see the old snapshot or
+the new one, never a mixture. Snapshot data lives with the backend; the catalog only names it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from citadel.chunking import ChunkingParams
+from citadel.embedders.base import Embedder
+from citadel.lexical import SEMANTICS as LEXICAL_SEMANTICS
+from citadel.records import Document
+
+KNOWLEDGE_SCHEMA_VERSION = 1
+DENSE_SCHEMA = {"dtype": "float32", "metric": "cosine", "normalised": True}
+SPARSE_SCHEMA = {"kind": "bm25-terms", "version": 1}
+ACTIVE = "active"
+
+State = Literal["building", "complete", "failed"]
+
+
+class SnapshotError(RuntimeError):
+    """A snapshot operation that was refused or failed; the message says why."""
+
+
+class Fingerprint(BaseModel):
+    """Everything that changes what a chunk id or a score means."""
+
+    model_config = ConfigDict(frozen=True)
+
+    knowledge_schema_version: int = KNOWLEDGE_SCHEMA_VERSION
+    corpus_sha256: str
+    documents: int
+    embedder: dict[str, Any]
+    dense_schema: dict[str, Any] = DENSE_SCHEMA
+    sparse_schema: dict[str, Any] = SPARSE_SCHEMA
+    chunking: dict[str, Any]
+    lexical: dict[str, Any] = LEXICAL_SEMANTICS
+
+    @property
+    def snapshot_id(self) -> str:
+        blob = json.dumps(self.model_dump(), sort_keys=True, separators=(",", ":"))
+        return "kb-" + hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    def runtime_part(self) -> dict[str, Any]:
+        """The parts a running configuration must match to serve this snapshot."""
+        return {
+            "knowledge_schema_version": self.knowledge_schema_version,
+            "embedder": self.embedder,
+            "dense_schema": self.dense_schema,
+            "sparse_schema": self.sparse_schema,
+            "lexical": self.lexical,
+        }
+
+
+def corpus_sha256(documents: Iterable[Document]) -> str:
+    h = hashlib.sha256()
+    for doc in sorted(documents, key=lambda d: d.document_id):
+        meta = doc.model_dump(mode="json", exclude={"text"})
+        h.update(json.dumps(meta, sort_keys=True).encode())
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def fingerprint(
+    documents: list[Document], embedder: Embedder, chunking: ChunkingParams
+) -> Fingerprint:
+    return Fingerprint(
+        corpus_sha256=corpus_sha256(documents),
+        documents=len(documents),
+        embedder=embedder.fingerprint(),
+        chunking=chunking.fingerprint(),
+    )
+
+
+def runtime_fingerprint(embedder: Embedder) -> dict[str, Any]:
+    """What the running configuration offers, to compare with `Fingerprint.runtime_part`."""
+    return {
+        "knowledge_schema_version": KNOWLEDGE_SCHEMA_VERSION,
+        "embedder": embedder.fingerprint(),
+        "dense_schema": DENSE_SCHEMA,
+        "sparse_schema": SPARSE_SCHEMA,
+        "lexical": LEXICAL_SEMANTICS,
+    }
+
+
+def incompatibilities(manifest_fp: dict[str, Any], runtime: dict[str, Any]) -> list[str]:
+    """Human-readable differences, e.g. "embedder.model: snapshot has X, running config Y"."""
+    diffs: list[str] = []
+    for key, want in runtime.items():
+        have = manifest_fp.get(key)
+        if isinstance(want, dict) and isinstance(have, dict):
+            for sub in sorted(set(want) | set(have)):
+                if have.get(sub) != want.get(sub):
+                    diffs.append(
+                        f"{key}.{sub}: snapshot has {have.get(sub)!r}, "
+                        f"running configuration has {want.get(sub)!r}"
+                    )
+        elif have != want:
+            diffs.append(f"{key}: snapshot has {have!r}, running configuration has {want!r}")
+    return diffs
+
+
+class SnapshotInfo(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    snapshot_id: str
+    backend: str
+    state: State
+    created_at: str
+    completed_at: str | None = None
+    documents: int = 0
+    chunks: int = 0
+    fingerprint: dict[str, Any]
+    error: str | None = None
+
+    @property
+    def embedder_name(self) -> str:
+        emb = self.fingerprint.get("embedder", {})
+        return f"{emb.get('model', '?')} ({emb.get('dimension', '?')}d)"
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+class Catalog:
+    """The record of snapshots and aliases for one CITADEL_HOME."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.path = home / "catalog.sqlite"
+
+    @contextmanager
+    def _db(self) -> Iterator[sqlite3.Connection]:
+        self.home.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(
+                """CREATE TABLE IF NOT EXISTS snapshots (
+                    snapshot_id TEXT PRIMARY KEY, backend TEXT NOT NULL, state TEXT NOT NULL,
+                    created_at TEXT NOT NULL, completed_at TEXT, documents INTEGER DEFAULT 0,
+                    chunks INTEGER DEFAULT 0, fingerprint TEXT NOT NULL, error TEXT)"""
+            )
+            conn.execute(
+                """CREATE TABLE IF NOT EXISTS aliases (
+                    name TEXT PRIMARY KEY, snapshot_id TEXT NOT NULL, updated_at TEXT NOT NULL)"""
+            )
+            conn.execute(
+                """CREATE TABLE IF NOT EXISTS alias_history (
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL,
+                    snapshot_id TEXT NOT NULL, switched_at TEXT NOT NULL)"""
+            )
+            yield conn
+        finally:
+            conn.close()
+
+    def get(self, snapshot_id: str) -> SnapshotInfo | None:
+        with self._db() as db:
+            row = db.execute(
+                "SELECT snapshot_id, backend, state, created_at, completed_at, documents, "
+                "chunks, fingerprint, error FROM snapshots WHERE snapshot_id = ?",
+                (snapshot_id,),
+            ).fetchone()
+        return _info(row) if row else None
+
+    def list(self) -> list[SnapshotInfo]:
+        with self._db() as db:
+            rows = db.execute(
+                "SELECT snapshot_id, backend, state, created_at, completed_at, documents, "
+                "chunks, fingerprint, error FROM snapshots ORDER BY created_at, snapshot_id"
+            ).fetchall()
+        return [_info(r) for r in rows]
+
+    def begin(self, snapshot_id: str, backend: str, fp: Fingerprint) -> None:
+        """Record a build. Refuses to touch a complete snapshot (snapshots are immutable)."""
+        current = self.get(snapshot_id)
+        if current is not None and current.state == "complete":
+            raise SnapshotError(f"snapshot {snapshot_id} is complete and immutable")
+        with self._db() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO snapshots (snapshot_id, backend, state, created_at, "
+                "documents, fingerprint) VALUES (?, ?, 'building', ?, ?, ?)",
+                (snapshot_id, backend, _now(), fp.documents, fp.model_dump_json()),
+            )
+
+    def complete(self, snapshot_id: str, documents: int, chunks: int) -> None:
+        with self._db() as db:
+            db.execute(
+                "UPDATE snapshots SET state='complete', completed_at=?, documents=?, chunks=?, "
+                "error=NULL WHERE snapshot_id=? AND state='building'",
+                (_now(), documents, chunks, snapshot_id),
+            )
+
+    def fail(self, snapshot_id: str, error: str) -> None:
+        with self._db() as db:
+            db.execute(
+                "UPDATE snapshots SET state='failed', error=? WHERE snapshot_id=? "
+                "AND state='building'",
+                (error[:2000], snapshot_id),
+            )
+
+    def forget(self, snapshot_id: str) -> None:
+        if self.alias() == snapshot_id:
+            raise SnapshotError(f"refusing to delete the active snapshot {snapshot_id}")
+        with self._db() as db:
+            db.execute("DELETE FROM snapshots WHERE snapshot_id=?", (snapshot_id,))
+
+    def alias(self, name: str = ACTIVE) -> str | None:
+        with self._db() as db:
+            row = db.execute("SELECT snapshot_id FROM aliases WHERE name=?", (name,)).fetchone()
+        return row[0] if row else None
+
+    def history(self, name: str = ACTIVE) -> list[str]:
+        with self._db() as db:
+            rows = db.execute(
+                "SELECT snapshot_id FROM alias_history WHERE name=? ORDER BY seq", (name,)
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def switch(self, snapshot_id: str, name: str = ACTIVE) -> None:
+        """Point the alias at a complete snapshot, atomically."""
+        with self._db() as db:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                row = db.execute(
+                    "SELECT state FROM snapshots WHERE snapshot_id=?", (snapshot_id,)
+                ).fetchone()
+                if row is None or row[0] != "complete":
+                    state = row[0] if row else "unknown"
+                    raise SnapshotError(
+                        f"snapshot {snapshot_id} is {state}; only a complete snapshot can be "
+                        "activated"
+                    )
+                now = _now()
+                db.execute(
+                    "INSERT INTO aliases (name, snapshot_id, updated_at) VALUES (?, ?, ?) "
+                    "ON CONFLICT(name) DO UPDATE SET snapshot_id=excluded.snapshot_id, "
+                    "updated_at=excluded.updated_at",
+                    (name, snapshot_id, now),
+                )
+                db.execute(
+                    "INSERT INTO alias_history (name, snapshot_id, switched_at) VALUES (?, ?, ?)",
+                    (name, snapshot_id, now),
+                )
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+
+
+def _info(row: tuple) -> SnapshotInfo:
+    return SnapshotInfo(
+        snapshot_id=row[0],
+        backend=row[1],
+        state=row[2],
+        created_at=row[3],
+        completed_at=row[4],
+        documents=row[5] or 0,
+        chunks=row[6] or 0,
+        fingerprint=json.loads(row[7]),
+        error=row[8],
+    )

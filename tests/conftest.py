@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from citadel.config import Settings
+from citadel.embedders.hashing import HashingEmbedder
+from citadel.engine import Engine
+from citadel.ingest import ingest
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO_KB = ROOT / "examples" / "support-kb"
+
+
+@pytest.fixture
+def demo_kb(tmp_path: Path) -> Path:
+    """A private copy of the demo knowledge base, free to modify."""
+    dest = tmp_path / "kb"
+    shutil.copytree(DEMO_KB, dest)
+    return dest
+
+
+def hashing_settings(home: Path, **overrides) -> Settings:
+    return Settings(home=home, embedder="hashing", **overrides)
+
+
+@pytest.fixture(scope="session")
+def hashing_engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
+    """The demo KB ingested with the fast hashing embedder, shared read-only by tests."""
+    home = tmp_path_factory.mktemp("home")
+    settings = hashing_settings(home)
+    ingest([DEMO_KB], settings, embedder=HashingEmbedder(), progress=False)
+    engine = Engine.open(settings, embedder=HashingEmbedder())
+    yield engine
+    engine.close()
+
+
+@pytest.fixture(scope="session")
+def minilm_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo KB ingested with the real MiniLM embedder (the default configuration)."""
+    home = tmp_path_factory.mktemp("minilm-home")
+    ingest([DEMO_KB], Settings(home=home), progress=False)
+    return home

@@ -1,0 +1,159 @@
+"""The citation gate: the one place a Citation can be made, and what it refuses."""
+
+import hashlib
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from citadel.citations import gate, strip_markers
+from citadel.context import build_context
+from citadel.quotes import normalize
+from citadel.records import Chunk, Draft, DraftCitation, DraftSentence, RankedChunk
+
+SOURCE_TEXT = (
+    "---\ntitle: Refunds\n---\n# Refunds\n\n## Eligibility\n\n"
+    "Returns are accepted within 30 days of delivery.\n\nItems must be unworn."
+)
+CONTENT = "Returns are accepted within 30 days of delivery.\n\nItems must be unworn."
+
+
+def make_chunk(**changes) -> Chunk:
+    start = SOURCE_TEXT.index(CONTENT)
+    fields = dict(
+        chunk_id="refunds-policy#2", document_id="refunds-policy", source="refunds-policy.md",
+        title="Refunds", section="Eligibility", content=CONTENT, start=start,
+        end=start + len(CONTENT), content_sha256=hashlib.sha256(CONTENT.encode()).hexdigest(),
+    )
+    fields.update(changes)
+    return Chunk(**fields)
+
+
+def context_of(*chunks: Chunk):
+    ranked = [RankedChunk(chunk=c, retrieval_score=1.0 - i / 10, rank=i + 1)
+              for i, c in enumerate(chunks)]
+    return build_context(ranked, 4)
+
+
+def draft(*pairs: tuple[str, str], text: str = "Returns are accepted within 30 days.") -> Draft:
+    cites = tuple(DraftCitation(label=label, quote=quote) for label, quote in pairs)
+    return Draft(sentences=(DraftSentence(text=text, citations=cites),), generator="test",
+                 prompt_version="t")
+
+
+def test_gate_accepts_a_valid_citation_with_offsets_snapshot_and_hash():
+    result = gate(draft(("S1", "returns are accepted within 30 DAYS")), context_of(make_chunk()),
+                  "kb-123")
+    (c,) = result.citations
+    assert c.chunk_id == "refunds-policy#2" and c.source == "refunds-policy.md"
+    assert SOURCE_TEXT[c.start : c.end] == "Returns are accepted within 30 days"
+    assert c.snapshot_id == "kb-123"
+    assert c.content_sha256 == make_chunk().content_sha256
+    assert result.render() == "Returns are accepted within 30 days. [S1]"
+
+
+def test_gate_drops_label_not_in_context():
+    result = gate(draft(("S9", "Returns are accepted within 30 days")), context_of(make_chunk()),
+                  "kb")
+    assert result.citations == ()
+    assert result.dropped[0].reason == "label_not_in_context"
+
+
+def test_gate_drops_citation_whose_chunk_lost_its_source():
+    result = gate(draft(("S1", "Returns are accepted within 30 days")),
+                  context_of(make_chunk(source="")), "kb")
+    assert result.citations == ()
+    assert result.dropped[0].reason == "missing_source_metadata"
+
+
+def test_gate_drops_quote_not_in_chunk():
+    result = gate(draft(("S1", "Refunds are instant and unconditional")),
+                  context_of(make_chunk()), "kb")
+    assert result.dropped[0].reason == "quote_not_found"
+
+
+def test_gate_drops_near_miss_quote_with_changed_number():
+    result = gate(draft(("S1", "Returns are accepted within 14 days of delivery")),
+                  context_of(make_chunk()), "kb")
+    assert result.citations == ()
+    assert result.dropped[0].reason == "quote_not_found"
+
+
+def test_gate_drops_chunk_whose_content_no_longer_matches_its_hash():
+    result = gate(draft(("S1", "Returns are accepted within 30 days")),
+                  context_of(make_chunk(content_sha256="0" * 64)), "kb")
+    assert result.dropped[0].reason == "content_hash_mismatch"
+
+
+def test_gate_removes_invented_markers_and_uncited_sentences():
+    d = Draft(
+        sentences=(
+            DraftSentence(text="Refunds take 90 days [Source: internal_spec_v3.pdf §4.2].",
+                          citations=(DraftCitation(label="internal_spec_v3.pdf", quote="x y"),)),
+            DraftSentence(text="Returns are accepted within 30 days [S1].",
+                          citations=(DraftCitation(label="S1", quote="within 30 days of"),)),
+        ),
+        generator="test", prompt_version="t",
+    )
+    result = gate(d, context_of(make_chunk()), "kb")
+    assert result.render() == "Returns are accepted within 30 days. [S1]"
+    reasons = sorted(x.reason for x in result.dropped)
+    assert reasons == ["label_not_in_context", "uncited_sentence"]
+
+
+def test_strip_markers():
+    assert strip_markers("A [S1] b [Source: x.pdf §4] c.") == "A b c."
+
+
+# --- property: whatever a generator says, every emitted citation satisfies the invariant ---
+
+OTHER = "Refunds are issued within 5 business days. Gift cards are not refundable."
+CHUNKS = [make_chunk(), make_chunk(chunk_id="refunds-policy#3", content=OTHER, start=0,
+                                   end=len(OTHER), content_sha256=hashlib.sha256(
+                                       OTHER.encode()).hexdigest())]
+WORDS = (CONTENT + " " + OTHER).split() + ["14", "90", "days", "refunds-policy.md", "§4.2"]
+
+
+def mutated_quote():
+    source = st.sampled_from([CONTENT, OTHER])
+    window = st.tuples(source, st.integers(0, 80), st.integers(1, 80)).map(
+        lambda t: t[0][t[1] : t[1] + t[2]]
+    )
+    return st.one_of(
+        window,
+        window.map(str.upper),
+        window.map(lambda q: re.sub(r"\d+", "14", q)),
+        st.lists(st.sampled_from(WORDS), min_size=1, max_size=8).map(" ".join),
+        st.text(max_size=40),
+    )
+
+
+labels = st.one_of(st.sampled_from(["S1", "S2", "S3", "S9", "s1", "S1 ", "", "refunds-policy#2",
+                                    "[Source: internal_spec_v3.pdf §4.2]"]),
+                   st.text(max_size=10))
+sentences = st.builds(
+    lambda text, cites: DraftSentence(text=text, citations=tuple(cites)),
+    st.text(max_size=60),
+    st.lists(st.builds(DraftCitation, label=labels, quote=mutated_quote()), max_size=4),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(sentences, max_size=5))
+def test_every_emitted_citation_satisfies_the_invariant(sents):
+    context = context_of(*CHUNKS)
+    by_label = {b.label: b.chunk for b in context.blocks}
+    result = gate(Draft(sentences=tuple(sents), generator="fuzz", prompt_version="t"), context,
+                  "kb-fuzz")
+    texts = {"refunds-policy#2": SOURCE_TEXT, "refunds-policy#3": OTHER}
+    for c in result.citations:
+        chunk = by_label[c.label]  # 1. the label was in this request's context
+        assert c.chunk_id == chunk.chunk_id
+        assert (c.document_id, c.source, c.title, c.section) == (  # 2. real metadata
+            chunk.document_id, chunk.source, chunk.title, chunk.section)
+        assert texts[c.chunk_id][c.start : c.end] == c.quote  # 3. quote at its offsets
+        assert normalize(c.quote) and normalize(c.quote) in normalize(chunk.content)
+        assert c.snapshot_id == "kb-fuzz" and c.content_sha256 == chunk.content_sha256  # 4.
+    for s in result.sentences:
+        assert s.labels and set(s.labels) <= set(by_label)
+        assert "[" not in s.text
