@@ -51,6 +51,17 @@ class Settings(BaseModel):
         "Contact customer support, or ask an administrator to add a document that covers this."
     )
 
+    # Support agent (citadel.agent): business database and decision step.
+    business_dsn: str | None = Field(
+        default=None, description="postgresql://... or sqlite:///path; default "
+        "<home>/business.sqlite.")
+    agent_decider: str = Field(default="auto", description="auto | rules | openai (auto: "
+                               "openai when generator = openai, else rules).")
+    openai_base_url: str = "http://127.0.0.1:8080/v1"
+    openai_model: str = "local"
+    openai_api_key: str | None = None
+    openai_timeout_s: float = Field(default=30.0, gt=0, le=600)
+
     @property
     def retrieval_config_version(self) -> str:
         """A short, stable id of everything that changes which chunks reach the generator."""

@@ -8,6 +8,7 @@ import sys
 import click
 
 from citadel.backends import RetrievalError
+from citadel.cli.agent import agent, demo_data
 from citadel.cli.ask import ask
 from citadel.cli.ingest import ingest
 from citadel.config import ConfigError
@@ -56,3 +57,5 @@ def main() -> None:
 
 main.add_command(ingest)
 main.add_command(ask)
+main.add_command(agent)
+main.add_command(demo_data)
