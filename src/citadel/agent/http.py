@@ -6,8 +6,8 @@ a forged identity in the body is refused (422) and never read. Mount with
 `app.include_router(agent_router(lambda: agent))`.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: FastAPI must see the dependency objects in the
+# signatures of the functions defined inside `agent_router`.
 from collections.abc import Callable
 from typing import Annotated
 
