@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 
 class ConfigError(ValueError):
@@ -57,10 +57,14 @@ class Settings(BaseModel):
         "<home>/business.sqlite.")
     agent_decider: str = Field(default="auto", description="auto | rules | openai (auto: "
                                "openai when generator = openai, else rules).")
-    openai_base_url: str = "http://127.0.0.1:8080/v1"
-    openai_model: str = "local"
-    openai_api_key: str | None = None
-    openai_timeout_s: float = Field(default=30.0, gt=0, le=600)
+
+    # Language model over the OpenAI chat-completions protocol (generator = "openai"). Same
+    # fields as the OpenAI-compatible generator's (issue 6): keep one copy when merging.
+    llm_base_url: str = Field(default="https://api.openai.com/v1",
+                              description="Server root; /chat/completions is appended.")
+    llm_model: str = ""
+    llm_api_key: SecretStr | None = Field(default=None, description="Else $OPENAI_API_KEY.")
+    llm_timeout: float = Field(default=60.0, gt=0, le=3600, description="Seconds per request.")
 
     @property
     def retrieval_config_version(self) -> str:

@@ -74,7 +74,7 @@ def test_deciders_see_no_retrieved_context():
 def test_auto_decider_follows_the_generator_setting(tmp_path):
     assert isinstance(decider_for(Settings(home=tmp_path)), RuleDecider)
     openai = decider_for(Settings(home=tmp_path, generator="openai",
-                                  openai_base_url="http://127.0.0.1:9/v1"))
+                                  llm_base_url="http://127.0.0.1:9/v1"))
     assert isinstance(openai, OpenAIToolDecider)
     openai.close()
 

@@ -153,3 +153,12 @@ def test_business_outage_at_authentication_is_503(tmp_path, hashing_engine):
     response = client.post("/v1/agent", json={"question": "Where is order 1042?"},
                            headers=ALICE)
     assert response.status_code == 503 and response.json() == {"detail": wording.UNAVAILABLE}
+
+
+def test_revoked_key_is_refused(client, business_db):
+    with business_db.transaction(write=True) as tx:
+        tx.execute("UPDATE api_keys SET revoked_at = created_at WHERE customer_id = :c",
+                   {"c": "cust_alice"})
+    response = client.post("/v1/agent", json={"question": "Where is order 1042?"},
+                           headers=ALICE)
+    assert response.status_code == 401

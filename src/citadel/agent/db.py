@@ -9,6 +9,7 @@ parameters; no caller formats a value into SQL text. Any connection-level failur
 from __future__ import annotations
 
 import datetime as dt
+import queue
 import re
 import sqlite3
 from abc import ABC, abstractmethod
@@ -101,22 +102,41 @@ class _SqliteTx(Tx):
 
 
 class SqliteBusinessDB(BusinessDB):
-    """One file; a fresh connection per transaction, so threads never share one."""
+    """One file. Each transaction borrows a connection that no other thread uses meanwhile;
+    idle connections are kept (closing the last one would checkpoint the WAL every time)."""
 
     dialect: Dialect = "sqlite"
 
-    def __init__(self, path: Path, *, busy_timeout_s: float = 30.0) -> None:
+    def __init__(self, path: Path, *, busy_timeout_s: float = 30.0, max_idle: int = 8) -> None:
         self.path = Path(path)
         self.description = f"sqlite:{self.path}"
         self._busy_timeout_s = busy_timeout_s
+        self._idle: queue.LifoQueue[sqlite3.Connection] = queue.LifoQueue(maxsize=max_idle)
 
     def _connect(self) -> sqlite3.Connection:
+        try:
+            return self._idle.get_nowait()
+        except queue.Empty:
+            pass
         self.path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(self.path, timeout=self._busy_timeout_s, isolation_level=None,
                                check_same_thread=False)
-        conn.execute("PRAGMA foreign_keys = ON")
-        conn.execute("PRAGMA journal_mode = WAL")
+        try:
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("PRAGMA journal_mode = WAL")
+        except BaseException:
+            conn.close()
+            raise
         return conn
+
+    def _release(self, conn: sqlite3.Connection, healthy: bool) -> None:
+        if healthy and not conn.in_transaction:
+            try:
+                self._idle.put_nowait(conn)
+                return
+            except queue.Full:
+                pass
+        conn.close()
 
     @contextmanager
     def transaction(self, *, write: bool = False) -> Iterator[Tx]:
@@ -124,6 +144,7 @@ class SqliteBusinessDB(BusinessDB):
             conn = self._connect()
         except (sqlite3.OperationalError, sqlite3.DatabaseError, OSError) as exc:
             raise BusinessUnavailable(f"business database {self.path}: {exc}") from exc
+        healthy = False
         try:
             try:
                 conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
@@ -133,14 +154,24 @@ class SqliteBusinessDB(BusinessDB):
                 yield _SqliteTx(conn)
             except BaseException:
                 conn.execute("ROLLBACK")
+                healthy = True
                 raise
             conn.execute("COMMIT")
+            healthy = True
         except sqlite3.IntegrityError:
             raise
         except (sqlite3.OperationalError, sqlite3.DatabaseError) as exc:
+            healthy = False
             raise BusinessUnavailable(f"business database {self.path}: {exc}") from exc
         finally:
-            conn.close()
+            self._release(conn, healthy)
+
+    def close(self) -> None:
+        while True:
+            try:
+                self._idle.get_nowait().close()
+            except queue.Empty:
+                return
 
 
 # --- PostgreSQL ---------------------------------------------------------------------------

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import os
+
 from citadel.agent.agent import SupportAgent
 from citadel.agent.db import BusinessDB, open_business_db
 from citadel.agent.decider import Decider, RuleDecider
@@ -33,9 +35,10 @@ def decider_for(settings: Settings) -> Decider:
     if choice == "openai":
         from citadel.agent.openai_decider import OpenAIToolDecider
 
-        return OpenAIToolDecider(settings.openai_base_url, settings.openai_model,
-                                 api_key=settings.openai_api_key,
-                                 timeout_s=settings.openai_timeout_s)
+        key = (settings.llm_api_key.get_secret_value() if settings.llm_api_key is not None
+               else os.environ.get("OPENAI_API_KEY"))
+        return OpenAIToolDecider(settings.llm_base_url, settings.llm_model, api_key=key,
+                                 timeout_s=settings.llm_timeout)
     raise ConfigError(f"unknown agent_decider {settings.agent_decider!r}: choose auto, rules "
                       "or openai")
 

@@ -185,7 +185,7 @@ class OpenAIToolDecider:
                 calls.append(call)
         intents = {_INTENT_OF[c.name] for c in calls}
         intent: Intent = next((i for i in _PRIORITY if i in intents), "policy")
-        if intent in ("refund_eligibility", "request_refund"):
+        if intent in ("refund_eligibility", "request_refund") and policy_question is None:
             policy_question = REFUND_POLICY_QUESTION
         elif intent == "policy" and policy_question is None:
             policy_question = question
