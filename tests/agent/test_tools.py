@@ -200,3 +200,28 @@ def test_every_tool_call_is_audited_with_caller_arguments_and_outcome(business_d
                                     "idempotency_key": "key-audit-0001"}
     assert entries[2].detail == "window_expired"
     assert all(e.at == fixed_now() for e in entries)
+
+
+def test_parallel_refunds_through_separate_handles_on_one_sqlite_file(sqlite_business):
+    # Separate handles do not share the in-process write lock, as separate processes would
+    # not: here SQLite's own file lock (BEGIN IMMEDIATE) is what serializes them.
+    from citadel.agent.auth import authenticate_key as auth
+    from citadel.agent.db import SqliteBusinessDB
+
+    from .conftest import ALICE_KEY
+
+    handles = [SqliteBusinessDB(sqlite_business.path) for _ in range(20)]
+    caller = auth(sqlite_business, ALICE_KEY)
+    start = threading.Barrier(20)
+
+    def attempt(db):
+        tools = tools_for(db, caller)
+        start.wait()
+        return tools.request_refund(1042, "does not fit", "multi-handle-key").outcome
+
+    with ThreadPoolExecutor(20) as pool:
+        outcomes = list(pool.map(attempt, handles))
+    for db in handles:
+        db.close()
+    assert sorted(outcomes) == ["refund_created"] + ["refund_replayed"] * 19
+    assert len(refunds_of(sqlite_business, 1042)) == 1

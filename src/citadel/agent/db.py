@@ -12,6 +12,7 @@ import datetime as dt
 import queue
 import re
 import sqlite3
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -112,6 +113,9 @@ class SqliteBusinessDB(BusinessDB):
         self.description = f"sqlite:{self.path}"
         self._busy_timeout_s = busy_timeout_s
         self._idle: queue.LifoQueue[sqlite3.Connection] = queue.LifoQueue(maxsize=max_idle)
+        # Writers in this process queue here instead of in SQLite's sleep-and-retry busy
+        # handler; other processes are still serialized by SQLite's own lock.
+        self._write_lock = threading.Lock()
 
     def _connect(self) -> sqlite3.Connection:
         try:
@@ -140,6 +144,15 @@ class SqliteBusinessDB(BusinessDB):
 
     @contextmanager
     def transaction(self, *, write: bool = False) -> Iterator[Tx]:
+        if not write:
+            with self._transaction(write=False) as tx:
+                yield tx
+            return
+        with self._write_lock, self._transaction(write=True) as tx:
+            yield tx
+
+    @contextmanager
+    def _transaction(self, *, write: bool) -> Iterator[Tx]:
         try:
             conn = self._connect()
         except (sqlite3.OperationalError, sqlite3.DatabaseError, OSError) as exc:
