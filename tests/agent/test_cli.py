@@ -98,7 +98,8 @@ def test_bad_usage_exits_2(kb_home, seeded, args):
 
 
 def test_agent_on_postgres(kb_home, agent_pg_dsn):
-    assert run(kb_home, "demo-data", CITADEL_BUSINESS_DSN=agent_pg_dsn).exit_code == 0
+    seeded = run(kb_home, "demo-data", CITADEL_BUSINESS_DSN=agent_pg_dsn)
+    assert seeded.exit_code == 0 and "demo data written to postgres:" in seeded.output
     out = run(kb_home, "agent", "--customer", "cust_bob", "Where is order 2001?",
               CITADEL_BUSINESS_DSN=agent_pg_dsn)
     assert out.exit_code == 0, out.output

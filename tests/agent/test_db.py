@@ -70,6 +70,9 @@ def test_dsn_selects_the_database(tmp_path):
     assert open_business_db(None, tmp_path).path == tmp_path / "business.sqlite"
     assert open_business_db(f"sqlite:///{tmp_path}/x.db", tmp_path).path == tmp_path / "x.db"
     assert open_business_db(str(tmp_path / "y.db"), tmp_path).path == tmp_path / "y.db"
+    conninfo = open_business_db("host=127.0.0.1 port=1 dbname=x connect_timeout=1", tmp_path)
+    assert conninfo.dialect == "postgres"
+    conninfo.close()
     with pytest.raises(ValueError, match="unsupported"):
         open_business_db("mysql://u:secret@h/db", tmp_path)
 
@@ -89,3 +92,11 @@ def test_unreachable_postgres_is_an_outage_not_a_crash():
             tx.all("SELECT 1")
     finally:
         db.close()
+
+
+def test_descriptions_never_show_passwords():
+    from citadel.agent.db import _redact
+
+    for dsn in ["postgresql://u:s3cret@h/db", "host=h password=s3cret dbname=x",
+                "password='s3 cret' host=h"]:
+        assert "s3" not in _redact(dsn)

@@ -22,6 +22,7 @@ from typing import Any, Literal
 Dialect = Literal["sqlite", "postgres"]
 Row = dict[str, Any]
 
+_CONNINFO = re.compile(r"^\s*(host|hostaddr|dbname|user|port|service)\s*=")  # libpq key=value
 _NAMED = re.compile(r"(?<![:\w]):([a-z_][a-z0-9_]*)")
 
 
@@ -262,15 +263,16 @@ class PostgresBusinessDB(BusinessDB):
 
 
 def _redact(dsn: str) -> str:
-    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", dsn)
+    dsn = re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", dsn)
+    return re.sub(r"(password\s*=\s*)('[^']*'|\S+)", r"\1***", dsn)
 
 
 def open_business_db(dsn: str | None, home: Path) -> BusinessDB:
-    """`postgresql://...` ⇒ PostgreSQL; `sqlite:///path` or a path ⇒ SQLite; None ⇒ the
-    embedded default `<home>/business.sqlite`."""
+    """`postgresql://...` or libpq `key=value` ⇒ PostgreSQL; `sqlite:///path` or a path ⇒
+    SQLite; None ⇒ the embedded default `<home>/business.sqlite`."""
     if not dsn:
         return SqliteBusinessDB(Path(home) / "business.sqlite")
-    if dsn.startswith(("postgresql://", "postgres://")):
+    if dsn.startswith(("postgresql://", "postgres://")) or _CONNINFO.match(dsn):
         return PostgresBusinessDB(dsn)
     if dsn.startswith("sqlite:///"):
         return SqliteBusinessDB(Path(dsn.removeprefix("sqlite:///")))
