@@ -105,3 +105,12 @@ def test_agent_on_postgres(kb_home, agent_pg_dsn):
     assert out.exit_code == 0, out.output
     assert out.output.startswith("Your order #2001 was delivered on ")
     assert "€240.00" in out.output
+
+
+def test_business_outage_is_one_line_not_a_traceback(kb_home, tmp_path):
+    broken = tmp_path / "broken.sqlite"
+    broken.write_bytes(b"garbage" * 1000)
+    out = run(kb_home, "agent", "--customer", "cust_alice", "Where is order 1042?",
+              CITADEL_BUSINESS_DSN=str(broken))
+    assert out.exit_code == 1 and "I can't check your order right now" in out.output
+    assert "Traceback" not in out.output and len(out.output.strip().splitlines()) == 1

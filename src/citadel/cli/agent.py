@@ -59,7 +59,8 @@ def agent(question: str, customer_id: str | None, api_key: str | None, order_id:
     try:
         support = open_agent(settings)
     except BusinessUnavailable as exc:
-        raise click.ClickException(f"the business database is unavailable: {exc}") from None
+        raise click.ClickException("I can't check your order right now: the business database "
+                                   f"is unavailable ({exc})") from None
     try:
         try:
             who = (local_customer(support.db, customer_id) if customer_id is not None
