@@ -94,11 +94,12 @@ def test_other_customers_order_is_not_found_and_audited(client, business_db, how
 
 
 def test_forged_customer_in_the_body_is_rejected(client, business_db):
+    before = len(audit_of(business_db, "cust_bob"))  # the PostgreSQL log spans the session
     for field in ("customer_id", "customer", "caller"):
         response = client.post("/v1/agent", headers=ALICE, json={
             "question": "Where is order 2001?", field: "cust_bob"})
         assert response.status_code == 422
-    assert audit_of(business_db, "cust_bob") == []
+    assert len(audit_of(business_db, "cust_bob")) == before
 
 
 @pytest.mark.parametrize("body", [
