@@ -9,8 +9,8 @@ own chunk like any other citation. Sides are never merged into one claim.
   has the higher authority and which is newer. `missing` and `next_step` say what would
   settle it.
 * `authoritative`: the lead side's sentence as the answer, cited, then a note naming the
-  lower-authority source(s) that disagree and their values (the note cites nothing and
-  asserts nothing: it reports the disagreement recorded in `Answer.conflict`).
+  lower-authority source(s) that disagree, their values, and the source followed (the note
+  cites nothing and asserts nothing: it reports the disagreement in `Answer.conflict`).
 
 If the gate does not keep what the answer needs (every side for `flagged`, the lead for
 `authoritative`), `compose` returns None and the engine answers the ordinary way.
@@ -76,8 +76,8 @@ def compose(
         rivals = [s for s in conflict.sides if s.value != lead.value
                   and s.document_id != lead.document_id]
         note = "; ".join(f"{_attribution(s)} says {s.value}" for s in rivals)
-        text = (f"{result.render()} Note: a lower-authority source disagrees: {note}. "
-                f"{conflict.explanation}")
+        text = (f"{result.render()} Note: {note}; this answer follows {_attribution(lead)}, "
+                "the more authoritative source.")
         return ConflictAnswer(text=text, result=result, draft=draft, missing=None,
                               next_step=None)
     text = f"The sources disagree on {asked}. {result.render()} {conflict.explanation}"

@@ -59,6 +59,10 @@ _CUES: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
                 r"\baddress\b", re.I), frozenset({"place"})),
     (re.compile(r"\bhow many\b", re.I), frozenset({"count"})),
 )
+_CALENDAR_WORDS = frozenset({
+    "january", "february", "march", "april", "may", "june", "july", "august", "september",
+    "october", "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday",
+    "saturday", "sunday"})
 _ALL_KINDS = frozenset({"duration", "money", "percent", "date", "place"})
 _CUE_WORDS = frozenset({"long", "much", "many", "soon", "quickly", "time", "until"})
 # "If an item arrives faulty, ..." states a value for a narrower case than the one asked.
@@ -99,11 +103,13 @@ def question_terms(question: str) -> set[str]:
 
 
 def question_scope(question: str) -> frozenset[str]:
-    """Capitalised words past the first, and acronyms anywhere: "EU", "Norway"."""
+    """Capitalised words past the first, and acronyms anywhere: "EU", "Norway". Month and
+    day names are values, not scope."""
     words = re.findall(r"[^\W\d_]+", question)
     return frozenset(
         w.lower() for i, w in enumerate(words)
-        if (w.isupper() and len(w) > 1) or (i > 0 and w[0].isupper() and w.lower() != "i")
+        if ((w.isupper() and len(w) > 1) or (i > 0 and w[0].isupper() and w.lower() != "i"))
+        and w.lower() not in _CALENDAR_WORDS
     )
 
 

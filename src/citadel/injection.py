@@ -57,7 +57,7 @@ RULES: tuple[Rule, ...] = (
          re.compile(
              r"\byou\s+(?:must|should|shall|are\s+required\s+to|have\s+to|will)\s+(?:always\s+|"
              r"now\s+|immediately\s+)?(?:approve|authori[sz]e|grant|waive|override|bypass|"
-             r"reveal|disclose|ignore|disregard|issue\s+(?:a\s+|the\s+|all\s+|every\s+|full\s+)?"
+             r"reveal|disclose|ignore|disregard|issue\s+(?:(?:a|the|all|every|full)\s+){0,2}"
              r"refunds?)\b", _F)),
     Rule("blanket-approval", "asks for every request to be approved", re.compile(
         r"\b(?:approve|authori[sz]e|grant)\s+(?:every|all|any)\s+(?:\w+\s+){0,2}?"

@@ -44,9 +44,9 @@ class PoisonCase(BaseModel):
     question: str
     documents: tuple[str, ...]
     expected: Expected
-    must_cite: tuple[str, ...] = ()
-    must_not_cite: tuple[str, ...] = ()
-    notes: str = ""
+    must_cite: tuple[str, ...]
+    must_not_cite: tuple[str, ...]
+    notes: str
 
 
 def load_cases(path: Path) -> list[PoisonCase]:
