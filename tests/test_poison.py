@@ -109,3 +109,17 @@ def test_no_answer_contains_a_claim_supported_only_by_a_flagged_or_superseded_ch
             chunk = engine.index.get_chunk(citation.chunk_id)
             assert not chunk.suspicious, (question, citation.chunk_id)
             assert chunk.document_id not in superseded_docs, (question, citation.chunk_id)
+
+
+@pytest.mark.parametrize("question", [
+    "How much does express delivery cost?", "How long are gift cards valid?",
+    "How long does delivery to Norway take?", "When is customer support open?",
+    "How long do I have to cancel my order?", "How long do refunds take for membership fees?",
+    "How long is the warranty on boots?", "How many gift cards can I use on one order?",
+    "How much does delivery to Australia cost?", "How long are order records kept?",
+    "Where do you ship EU orders from?", "How long does it take to delete my account?",
+])
+def test_ordinary_questions_raise_no_conflict(engine, question):
+    # Each context holds several values (prices, durations, places) that differ because they
+    # describe different things; none is a disagreement.
+    assert engine.answer(question).conflict is None

@@ -9,15 +9,17 @@ Run by the engine after `build_context` and before generation. Pure: question + 
 2. **Candidate facts.** Every value (`citadel.facts`) in every context sentence that is
    *relevant* (the sentence, with half credit for its chunk's title and section, covers at
    least half of the question's terms), *tied* to the question (a question term is among
-   the words the value quantifies) and *in scope* (every question scope word appears in the
-   sentence or its headings). Per document and kind, the most relevant fact stands for that
-   document: one side per document, never a merge of two.
-3. **Disagreement.** The strongest side is compared with every other document's side of the
-   same kind and unit that shares a question term in its subject and whose scope words do not
-   exclude each other ("EU delivery" vs "delivery to Norway" are different attributes). Two
-   sides disagree when their values differ (`facts.agree`) and neither document also states
-   the other's value anywhere in the context (a page that gives both "5–8 days" and "5–10
-   days" is describing two cases, not contradicting anyone).
+   the words the value quantifies), *in scope* (every question scope word appears in the
+   sentence or its headings) and not under an unrelated condition ("If your tracking has not
+   updated for 5 business days, ..." is another case).
+3. **Disagreement.** Candidates are taken strongest first. For each, every other document
+   contributes its one closest fact of the same kind and unit (same word before the value,
+   then most similar subject): one side per document, never a merge of two. A side counts
+   when the question terms tied to both values overlap by at least half and their scope
+   words do not exclude each other ("EU delivery" vs "delivery to Norway"). Two sides
+   disagree when their values differ (`facts.agree`) and neither document also states the
+   other's value anywhere in the context (a page that gives both "5–8 days" and "5–10 days"
+   is describing two cases, not contradicting anyone).
 4. **Resolution** (the rule; docs/poison.md): sides are grouped by value, and the group with
    the most authoritative side (ties: newest `effective_date`) leads.
    * lead authority − every other group's authority ≥ `authority_gap` (default 0.5: a 1.0
@@ -182,7 +184,8 @@ def check_conflicts(
         disagreeing = [c for c in others.values() if not agree(anchor.fact, c.fact)
                        and not _states(found, c, anchor) and not _states(found, anchor, c)]
         if disagreeing:
-            return _conflict([anchor, *others.values()], ties, authority_gap)
+            agreeing = [c for c in others.values() if agree(anchor.fact, c.fact)]
+            return _conflict([anchor, *agreeing, *disagreeing], ties, authority_gap)
     return None
 
 
@@ -217,7 +220,7 @@ def _rank(c: Candidate) -> tuple[float, dt.date]:
     return c.block.chunk.authority, c.block.chunk.effective_date or dt.date.min
 
 
-def _conflict(group: list[Candidate], q_terms: set[str], authority_gap: float) -> Conflict:
+def _conflict(group: list[Candidate], ties: set[str], authority_gap: float) -> Conflict:
     ordered = sorted(group, key=_rank, reverse=True)
     lead = ordered[0]
     rivals = [c for c in ordered if not agree(lead.fact, c.fact)]
@@ -226,7 +229,7 @@ def _conflict(group: list[Candidate], q_terms: set[str], authority_gap: float) -
     resolution = "authoritative" if gap >= authority_gap - 1e-9 else "flagged"
     strictly_first = _rank(lead) > max(_rank(c) for c in rivals)
     preferred = lead if resolution == "authoritative" or strictly_first else None
-    shared = q_terms & lead.fact.subject
+    shared = ties & lead.fact.subject
     for c in rivals:
         shared &= c.fact.subject
     attribute = f"{_surface(lead.fact.sentence, shared)} ({_KIND_NOUN[lead.fact.kind]})"
