@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 export CITADEL_HOME ?= .citadel
 QUESTION ?= How long do I have to return an item?
 
-.PHONY: setup demo test lint bench clean postgres postgres-stop
+.PHONY: setup demo test lint bench poison clean postgres postgres-stop
 
 setup: $(STAMP)
 
@@ -39,6 +39,9 @@ postgres: $(STAMP)  ## start PostgreSQL + pgvector on 127.0.0.1 (prints the DSN)
 
 postgres-stop:
 	PYTHON=$(BIN)/python scripts/postgres.sh stop
+
+poison: $(STAMP)
+	$(BIN)/python eval/run_poison_cases.py
 
 clean:
 	rm -rf $(VENV) .citadel .pytest_cache

@@ -41,6 +41,13 @@ class Settings(BaseModel):
     authority_weight: float = Field(default=0.3, ge=0.0, le=5.0,
                                     description="Added to relevance x authority in context order.")
     max_per_document: int = Field(default=2, ge=1, le=20)
+    freshness_weight: float = Field(
+        default=0.1, ge=0.0, le=5.0,
+        description="Added x freshness (0 oldest .. 1 newest effective_date among candidates).")
+    conflict_authority_gap: float = Field(
+        default=0.5, ge=0.0, le=1.0,
+        description="A conflicting side this much more authoritative than every other is "
+                    "followed (the disagreement is noted); a smaller gap is flagged as a conflict.")
 
     # Generation.
     generator: str = "extractive"
@@ -70,7 +77,7 @@ class Settings(BaseModel):
     def retrieval_config_version(self) -> str:
         """A short, stable id of everything that changes which chunks reach the generator."""
         keys = ("backend", "embedder", "candidates", "top_k", "dense_weight", "max_context",
-                "authority_weight", "max_per_document")
+                "authority_weight", "max_per_document", "freshness_weight")
         blob = json.dumps({k: getattr(self, k) for k in keys}, sort_keys=True, default=str)
         return "rc-" + hashlib.sha256(blob.encode()).hexdigest()[:10]
 

@@ -18,6 +18,8 @@ from typing import Any
 from citadel.backends import RetrievalError, SearchIndex, get_backend
 from citadel.citations import GateResult, gate
 from citadel.config import Settings
+from citadel.conflict_answer import compose as compose_conflict_answer
+from citadel.conflicts import check_conflicts
 from citadel.context import build_context
 from citadel.embedders import Embedder, get_embedder
 from citadel.fallbacks import (
@@ -29,8 +31,9 @@ from citadel.fallbacks import (
     sources_consulted,
 )
 from citadel.generators import Generator, get_generator
-from citadel.records import Answer, Context, RankedChunk, Trace
+from citadel.records import Answer, Conflict, Context, RankedChunk, Trace
 from citadel.snapshots import Catalog, incompatibilities, runtime_fingerprint
+from citadel.supersession import add_successor_sections
 
 
 class NotReady(RuntimeError):
@@ -156,13 +159,27 @@ class Engine:
                 ranked,
                 self.settings.max_context,
                 authority_weight=self.settings.authority_weight,
+                freshness_weight=self.settings.freshness_weight,
                 max_per_document=self.settings.max_per_document,
             )
-        trace.fields.update(context_labels=context.labels,
-                            citations_available=bool(context.blocks))
+        trace.fields.update(
+            context_labels=context.labels, citations_available=bool(context.blocks),
+            context_dropped=context.dropped,
+            context_weights={"authority_weight": self.settings.authority_weight,
+                             "freshness_weight": self.settings.freshness_weight,
+                             "conflict_authority_gap": self.settings.conflict_authority_gap},
+        )
         if not context.blocks:
             trace.fields["fallback_used"] = True
             return self._abstain(question, context, trace, NO_SOURCES)
+
+        with trace.stage("conflicts"):
+            conflict = check_conflicts(question, context,
+                                       authority_gap=self.settings.conflict_authority_gap)
+        if conflict is not None:
+            answer = self._conflicted(question, conflict, context, trace)
+            if answer is not None:
+                return answer
 
         try:
             with trace.stage("generate"):
@@ -186,7 +203,8 @@ class Engine:
         k = top_k or self.settings.top_k
         try:
             vector = self.embedder.embed_query(question)
-            return self.index.search(question, vector, k, tenant=tenant, category=category)
+            ranked = self.index.search(question, vector, k, tenant=tenant, category=category)
+            return add_successor_sections(ranked, self.index.chunks_of)
         except RetrievalError:
             raise
         except Exception as exc:  # any backend fault is a retrieval failure, never a crash
@@ -203,6 +221,32 @@ class Engine:
             sources_consulted=sources_consulted(context),
             next_step=self.settings.next_step if reason is None else f"{reason} "
             f"{self.settings.next_step}",
+            trace=trace.freeze(),
+        )
+
+    def _conflicted(
+        self, question: str, conflict: Conflict, context: Context, trace: _RequestTrace
+    ) -> Answer | None:
+        """The answer to a question the sources disagree on (see `conflict_answer`), or None
+        when the gate did not keep every side it needs: then the ordinary path answers."""
+        with trace.stage("gate"):
+            composed = compose_conflict_answer(question, conflict, context,
+                                               self.index.snapshot_id)
+        if composed is None:
+            return None
+        trace.fields.update(generator=composed.draft.generator,
+                            prompt_version=composed.draft.prompt_version,
+                            citations_emitted=len(composed.result.citations),
+                            citations_dropped=composed.result.dropped)
+        return Answer(
+            answer=composed.text,
+            citations=composed.result.citations,
+            grounded=True,
+            abstained=False,
+            conflict=conflict,
+            missing=composed.missing,
+            sources_consulted=sources_consulted(context),
+            next_step=composed.next_step,
             trace=trace.freeze(),
         )
 
