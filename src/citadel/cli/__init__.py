@@ -9,6 +9,7 @@ import click
 
 from citadel.backends import RetrievalError
 from citadel.cli.ask import ask
+from citadel.cli.eval import eval_command
 from citadel.cli.ingest import ingest
 from citadel.config import ConfigError
 from citadel.embedders import EmbedderUnavailable
@@ -56,3 +57,4 @@ def main() -> None:
 
 main.add_command(ingest)
 main.add_command(ask)
+main.add_command(eval_command)
