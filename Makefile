@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 export CITADEL_HOME ?= .citadel
 QUESTION ?= How long do I have to return an item?
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup demo test lint bench eval clean
 
 setup: $(STAMP)
 
@@ -30,6 +30,9 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/scifact_retrieval.py
+
+eval: $(STAMP)
+	$(BIN)/citadel eval --suite demo --check
 
 clean:
 	rm -rf $(VENV) .citadel .pytest_cache

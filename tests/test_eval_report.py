@@ -51,13 +51,15 @@ def test_outputs_are_written_and_results_round_trip(tmp_path):
 def test_compare_prints_deltas_and_what_changed():
     a = results()
     b = results(metrics={"poison_pass_rate": 0.9, "citation_integrity": 1.0,
-                         "recall_at_k": 0.8}, generator="openai")
+                         "recall_at_k": 0.8}, generator="openai",
+                config={"k": 8, "claim_scorer": "lexical-v1", "claim_threshold": 0.5})
     text = compare(a, b)
     lines = {line.split()[0]: line.split()[1:] for line in text.splitlines() if line.strip()}
     assert lines["poison_pass_rate"] == ["0.700", "0.900", "+0.200"]
     assert lines["recall_at_k"] == ["0.900", "0.800", "-0.100", "worse"]
     assert lines["citation_integrity"] == ["1.000", "1.000", "+0.000"]
     assert "generator: extractive -> openai" in text
+    assert "config.claim_threshold: 0.31 -> 0.5" in text
 
 
 def test_cli_compare_and_its_errors(tmp_path):

@@ -117,13 +117,15 @@ def render_markdown(results: EvalResults) -> str:
         results.model_extra) else None
     if calibration:
         lines += ["", "## Claim scorer calibration (SciFact rationales)", "",
+                  "Threshold chosen on even claim ids, accuracy measured on odd ones.", "",
                   "| task | threshold | held-out accuracy | balanced | majority baseline | "
                   "pairs (+/-) |", "|---|---|---|---|---|---|"]
         for task, r in calibration.items():
-            for name, thr in (("held_out_at_scorer_threshold", r["scorer_threshold"]),
-                              ("held_out_at_calibrated_threshold", r["calibrated_threshold"])):
+            for name, which in (("held_out_at_scorer_threshold", "scorer_threshold"),
+                                ("held_out_at_calibrated_threshold", "calibrated_threshold")):
                 a = r[name]
-                lines.append(f"| {task} | {thr} | {a['accuracy']:.3f} | "
+                lines.append(f"| {task} | {r[which]:.3f} ({which.split('_')[0]}) | "
+                             f"{a['accuracy']:.3f} | "
                              f"{a['balanced_accuracy']:.3f} | {a['majority_baseline']:.3f} | "
                              f"{a['n_positive']}/{a['n_negative']} |")
     lines += ["", "## Failures", ""]
@@ -223,6 +225,9 @@ def compare(a: EvalResults, b: EvalResults, a_name: str = "A", b_name: str = "B"
         va, vb = getattr(a, field_name), getattr(b, field_name)
         if va != vb:
             notes.append(f"  {field_name}: {va} -> {vb}")
+    for key in sorted(set(a.config) | set(b.config)):
+        if a.config.get(key) != b.config.get(key):
+            notes.append(f"  config.{key}: {a.config.get(key)} -> {b.config.get(key)}")
     if a.dataset.get("version") != b.dataset.get("version") or (
         a.dataset.get("sha256") != b.dataset.get("sha256")
     ):
