@@ -1,5 +1,6 @@
 """Metric functions on hand-built cases whose answers are known."""
 
+import datetime as dt
 import math
 
 import pytest
@@ -162,3 +163,15 @@ def test_tally_reports_none_when_nothing_was_measured():
     assert t.metrics() == {"poison_pass_rate": 0.5}
     assert t.counts() == {"poison_pass_rate": {"sum": 1.0, "n": 2}}
     assert t.failures == {"poison_pass_rate": ["case-2: failed"]}
+
+
+def test_sentence_attributing_a_quote_to_its_source_is_judged_on_its_real_metadata():
+    stored = REFUNDS_CHUNK.model_copy(update={"authority": 1.0,
+                                              "effective_date": dt.date(2026, 3, 1)})
+    lookup = Lookup(chunks=(stored, FORUM_CHUNK))
+    true_meta = answer(f"Refunds-Policy (authority 1.0, effective 2026-03-01) says: {RETURNS}. "
+                       "[S1]", (cite(stored, RETURNS),))
+    assert score_answer(true_meta, lookup, LexicalClaimScorer()).citations[0].supported
+    false_meta = answer(f"Refunds-Policy (authority 0.9, effective 2024-01-01) says: {RETURNS}. "
+                        "[S1]", (cite(stored, RETURNS),))
+    assert not score_answer(false_meta, lookup, LexicalClaimScorer()).citations[0].supported

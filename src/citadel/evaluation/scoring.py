@@ -13,7 +13,7 @@ from citadel.evaluation.metrics import (
     is_factual,
     quote_failure,
 )
-from citadel.records import Answer, Chunk, Document
+from citadel.records import Answer, Chunk, Citation, Document
 
 
 class ChunkLookup(Protocol):
@@ -45,15 +45,30 @@ class AnswerScore:
     unsupported: tuple[str, ...]  # factual sentences without a supporting citation
 
 
+def evidence(citation: Citation, stored: Chunk | None) -> str:
+    """What a citation can vouch for: its quote and its source's real metadata, so a sentence
+    that attributes the quote ("Refunds Policy (authority 1.0, effective 2026-03-01) says:
+    ...") is judged on the quote and that source's own title, section, authority and date."""
+    parts = [citation.quote, citation.title, citation.section]
+    if stored is not None:
+        parts.append(f"authority {stored.authority}")
+        if stored.effective_date is not None:
+            parts.append(f"effective {stored.effective_date.isoformat()}")
+    return "\n".join(parts)
+
+
 def score_answer(answer: Answer, lookup: ChunkLookup, scorer: ClaimSupportScorer) -> AnswerScore:
     trace = answer.trace
     sentences = [] if answer.abstained else cited_sentences(answer.answer)
     checks: list[CitationCheck] = []
+    evidence_by_citation: list[str] = []
     for c in answer.citations:
         stored = lookup.get_chunk(c.chunk_id)
         document = lookup.get_document(c.document_id) if stored is not None else None
+        vouches = evidence(c, stored)
+        evidence_by_citation.append(vouches)
         citing = [s.text for s in sentences if c.label in s.labels]
-        scored = [(scorer.score(text, c.quote), text) for text in citing]
+        scored = [(scorer.score(text, vouches), text) for text in citing]
         support, claim = max(scored) if scored else (0.0, None)
         checks.append(CitationCheck(
             label=c.label, chunk_id=c.chunk_id, document_id=c.document_id, quote=c.quote,
@@ -65,7 +80,8 @@ def score_answer(answer: Answer, lookup: ChunkLookup, scorer: ClaimSupportScorer
     factual = [s for s in sentences if is_factual(s.text)]
     unsupported = tuple(
         s.text for s in factual
-        if not any(scorer.score(s.text, c.quote) >= scorer.threshold
-                   for c in answer.citations if c.label in s.labels)
+        if not any(scorer.score(s.text, ev) >= scorer.threshold
+                   for c, ev in zip(answer.citations, evidence_by_citation, strict=True)
+                   if c.label in s.labels)
     )
     return AnswerScore(tuple(checks), len(factual), len(factual) - len(unsupported), unsupported)
