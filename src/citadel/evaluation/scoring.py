@@ -45,11 +45,10 @@ class AnswerScore:
     unsupported: tuple[str, ...]  # factual sentences without a supporting citation
 
 
-def evidence(citation: Citation, stored: Chunk | None) -> str:
-    """What a citation can vouch for: its quote and its source's real metadata, so a sentence
-    that attributes the quote ("Refunds Policy (authority 1.0, effective 2026-03-01) says:
-    ...") is judged on the quote and that source's own title, section, authority and date."""
-    parts = [citation.quote, citation.title, citation.section]
+def attribution(citation: Citation, stored: Chunk | None) -> str:
+    """The source facts a citation receipt vouches for besides its quote: title, authority and
+    effective date (not the section: a heading like "What Is Not Covered" is no claim)."""
+    parts = [citation.title]
     if stored is not None:
         parts.append(f"authority {stored.authority}")
         if stored.effective_date is not None:
@@ -57,18 +56,26 @@ def evidence(citation: Citation, stored: Chunk | None) -> str:
     return "\n".join(parts)
 
 
+def citation_support(scorer: ClaimSupportScorer, sentence: str, quote: str, source: str) -> float:
+    """How well a citation supports a sentence: on its quote alone, or on its quote plus its
+    source's real metadata when the sentence attributes the quote ("Refunds Policy (authority
+    1.0, effective 2026-03-01) says: ..."), whichever is higher, so metadata only ever helps
+    a sentence that states it."""
+    return max(scorer.score(sentence, quote), scorer.score(sentence, f"{quote}\n{source}"))
+
+
 def score_answer(answer: Answer, lookup: ChunkLookup, scorer: ClaimSupportScorer) -> AnswerScore:
     trace = answer.trace
     sentences = [] if answer.abstained else cited_sentences(answer.answer)
     checks: list[CitationCheck] = []
-    evidence_by_citation: list[str] = []
+    sources: list[str] = []
     for c in answer.citations:
         stored = lookup.get_chunk(c.chunk_id)
         document = lookup.get_document(c.document_id) if stored is not None else None
-        vouches = evidence(c, stored)
-        evidence_by_citation.append(vouches)
+        source = attribution(c, stored)
+        sources.append(source)
         citing = [s.text for s in sentences if c.label in s.labels]
-        scored = [(scorer.score(text, vouches), text) for text in citing]
+        scored = [(citation_support(scorer, text, c.quote, source), text) for text in citing]
         support, claim = max(scored) if scored else (0.0, None)
         checks.append(CitationCheck(
             label=c.label, chunk_id=c.chunk_id, document_id=c.document_id, quote=c.quote,
@@ -80,8 +87,8 @@ def score_answer(answer: Answer, lookup: ChunkLookup, scorer: ClaimSupportScorer
     factual = [s for s in sentences if is_factual(s.text)]
     unsupported = tuple(
         s.text for s in factual
-        if not any(scorer.score(s.text, ev) >= scorer.threshold
-                   for c, ev in zip(answer.citations, evidence_by_citation, strict=True)
+        if not any(citation_support(scorer, s.text, c.quote, source) >= scorer.threshold
+                   for c, source in zip(answer.citations, sources, strict=True)
                    if c.label in s.labels)
     )
     return AnswerScore(tuple(checks), len(factual), len(factual) - len(unsupported), unsupported)
