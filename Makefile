@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 export CITADEL_HOME ?= .citadel
 QUESTION ?= How long do I have to return an item?
 
-.PHONY: setup demo test lint bench poison clean postgres postgres-stop
+.PHONY: setup demo test lint bench poison clean postgres postgres-stop eval
 
 setup: $(STAMP)
 
@@ -42,6 +42,9 @@ postgres-stop:
 
 poison: $(STAMP)
 	$(BIN)/python eval/run_poison_cases.py
+
+eval: $(STAMP)
+	$(BIN)/citadel eval --suite demo --check
 
 clean:
 	rm -rf $(VENV) .citadel .pytest_cache

@@ -10,6 +10,7 @@ import click
 from citadel.backends import RetrievalError
 from citadel.cli.agent import agent, demo_data
 from citadel.cli.ask import ask
+from citadel.cli.eval import eval_command
 from citadel.cli.ingest import ingest
 from citadel.config import ConfigError
 from citadel.embedders import EmbedderUnavailable
@@ -59,3 +60,4 @@ main.add_command(ingest)
 main.add_command(ask)
 main.add_command(agent)
 main.add_command(demo_data)
+main.add_command(eval_command)
