@@ -72,8 +72,10 @@ def test_refund_answer_separates_business_from_cited_policy(client):
                        headers=ALICE).json()
     assert body["business"][0]["data"]["eligibility"]["eligible"] is True
     assert body["answer"]["grounded"] and body["answer"]["citations"]
-    assert all(c["document_id"] == "refunds-policy" for c in body["answer"]["citations"])
-    assert "(order system)" in body["message"] and "[refunds-policy#2]" in body["message"]
+    official = {"refunds-policy", "holiday-returns"}  # official returns pages
+    assert all(c["document_id"] in official for c in body["answer"]["citations"])
+    assert "(order system)" in body["message"]
+    assert all(f"[{c['chunk_id']}]" in body["message"] for c in body["answer"]["citations"])
 
 
 @pytest.mark.parametrize("how", ["question", "body"])
