@@ -146,3 +146,20 @@ def test_logs_cli_bad_input_is_one_line_and_non_zero(tmp_path, monkeypatch, args
     result = CliRunner().invoke(main, args)
     assert result.exit_code != 0 and message in result.output
     assert "Traceback" not in result.output
+
+
+def test_ask_leaves_a_record_that_logs_and_monitor_read(tmp_path, monkeypatch):
+    from .conftest import DEMO_KB
+
+    monkeypatch.setenv("CITADEL_HOME", str(tmp_path))
+    monkeypatch.setenv("CITADEL_EMBEDDER", "hashing")
+    runner = CliRunner()
+    assert runner.invoke(main, ["ingest", "-q", str(DEMO_KB)]).exit_code == 0
+    asked = runner.invoke(main, ["ask", "--json", "How much does UK express delivery cost?"])
+    request_id = json.loads(asked.output)["trace"]["request_id"]
+    listed = runner.invoke(main, ["logs", "--json"])
+    assert [json.loads(x)["request_id"] for x in listed.stdout.splitlines()] == [request_id]
+    shown = json.loads(runner.invoke(main, ["logs", "show", request_id, "--json"]).output)
+    assert shown["response"] == json.loads(asked.output)
+    report = json.loads(runner.invoke(main, ["monitor", "--json"]).output)
+    assert report["requests"] == 1 and report["weeks"][0]["citation_rate"] == 1.0

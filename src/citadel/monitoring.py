@@ -212,7 +212,14 @@ def render(report: Report) -> str:
                 f"{s.abstention_rate:>7.0%} {s.conflict_rate:>8.0%} {s.degraded_rate:>8.0%}"
                 + "".join(f" {s.drop_rate.get(r, 0.0):>{max(12, len(r) + 5)}.0%}"
                           for r in reasons))
-    lines += ["", "Documents cited most"]
+    lines += ["", "Most cited document per week"]
+    for s in report.weeks:
+        if s.top_documents:
+            d = s.top_documents[0]
+            auth = "?" if d.authority is None else f"{d.authority:.2f}"
+            lines.append(f"  {s.period:<11} {d.share:>5.0%} of {s.citations:<5} "
+                         f"authority {auth:<4}  {d.document_id}")
+    lines += ["", "Documents cited most (whole window)"]
     if not report.documents:
         lines.append("  (no citations)")
     for d in report.documents:
