@@ -143,10 +143,12 @@ def test_concurrent_degraded_and_healthy_requests_do_not_mix(hashing_engine, tmp
         # HANG calls take exactly the budget, so the test takes about that long.
         engine = engine_for(hashing_engine, request_log=log, reranker="http",
                             reranker_url=server.url, rerank_timeout_ms=5000)
+        state_before = dict(vars(engine))
         with ThreadPoolExecutor(max_workers=100) as pool:
             answers = list(pool.map(
                 lambda job: engine.answer(job[0], request_id=f"r{job[0]}-{id(job)}"), jobs))
         engine.reranker.close()
+    assert vars(engine) == state_before  # requests left nothing on the engine
     records = {r.request_id: r for r in log.records()}
     assert len(records) == len(jobs)
     for (question, marker), answer in zip(jobs, answers, strict=True):

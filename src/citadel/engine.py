@@ -30,7 +30,7 @@ from citadel.fallbacks import (
 )
 from citadel.generators import Generator, get_generator
 from citadel.records import Answer, Context, RankedChunk, Trace
-from citadel.requestlog import RequestLog, build_record
+from citadel.requestlog import RequestLog
 from citadel.rerankers import Reranker, get_reranker
 from citadel.rerankers.stage import rerank_stage
 from citadel.snapshots import Catalog, incompatibilities, runtime_fingerprint
@@ -153,9 +153,8 @@ class Engine:
         question = self.validate_question(question)
         answer = self._answer(question, top_k, tenant, category, request_id)
         if self.request_log is not None:
-            self.request_log.append(build_record(
-                question, answer, self._authorities(answer),
-                log_question=self.settings.log_questions))
+            self.request_log.log_answer(question, answer, self._authorities(answer),
+                                        log_question=self.settings.log_questions)
         return answer
 
     def _answer(

@@ -259,6 +259,16 @@ class RequestLog:
                     time.sleep(0.05)
             self._ready = True
 
+    def log_answer(self, question: str, answer: Answer, authorities: Mapping[str, float], *,
+                   log_question: bool = True) -> bool:
+        """Record one answered request; never raises (the answer is already made)."""
+        try:
+            record = build_record(question, answer, authorities, log_question=log_question)
+        except Exception as exc:
+            log.warning("request %s was not logged: %s", answer.trace.request_id, exc)
+            return False
+        return self.append(record)
+
     def append(self, record: RequestRecord) -> bool:
         """Store one record (and prune by retention). False, with a warning, on failure."""
         try:
@@ -280,9 +290,12 @@ class RequestLog:
             return False
         if self.stdout is not None:
             line = record.model_dump_json() + "\n"
-            with self._stdout_lock:
-                self.stdout.write(line)
-                self.stdout.flush()
+            try:
+                with self._stdout_lock:
+                    self.stdout.write(line)
+                    self.stdout.flush()
+            except (OSError, ValueError) as exc:  # a closed pipe must not fail the request
+                log.warning("request %s not written to stdout: %s", record.request_id, exc)
         return True
 
     def _prune(self, conn: sqlite3.Connection) -> None:
