@@ -84,10 +84,11 @@ def test_lexical_question_without_content_terms_keeps_fused_order():
     assert [r.chunk_id for r in LexicalReranker().rerank("what is it?", pool)] == ["d0#1", "d1#1"]
 
 
-def test_proximity_is_one_for_adjacent_terms_and_zero_for_one_term():
+def test_proximity_rewards_tight_windows_of_many_question_terms():
     assert proximity_score({"a", "b"}, ["a", "b", "x"]) == 1.0
     assert proximity_score({"a", "b"}, ["a", "x", "x", "b"]) == 0.5
     assert proximity_score({"a", "b"}, ["a", "x"]) == 0.0
+    assert proximity_score({"a", "b", "c", "d"}, ["a", "b"]) == 0.5  # 2 of 4 terms
 
 
 def test_tei_and_cohere_bodies():
