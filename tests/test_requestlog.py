@@ -12,7 +12,7 @@ import pytest
 
 from citadel.engine import Engine
 from citadel.generators.extractive import ExtractiveGenerator
-from citadel.requestlog import RequestLog, RequestRecord, parse_since
+from citadel.requestlog import RequestLog, RequestRecord, build_record, parse_since
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -195,3 +195,15 @@ def test_concurrent_writers_in_two_processes_lose_nothing(tmp_path):
     assert log.count() == 300 and len({r.request_id for r in log.records()}) == 300
     mode = sqlite3.connect(tmp_path / "r.sqlite").execute("PRAGMA journal_mode").fetchone()
     assert mode == ("wal",)
+
+
+def test_a_reported_conflict_is_recorded(hashing_engine):
+    from citadel.records import Conflict
+
+    answer = logging_engine(hashing_engine, None).answer("How long are gift cards valid?")
+    conflicted = answer.model_copy(update={"conflict": Conflict(
+        attribute="refund window", values=("30 days", "90 days"),
+        chunk_ids=("refunds-policy#2", "community-forum-returns#2"))})
+    record = build_record("q", conflicted, {})
+    assert record.conflict is True and build_record("q", answer, {}).conflict is False
+    assert record.response["conflict"]["values"] == ["30 days", "90 days"]

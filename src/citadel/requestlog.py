@@ -71,6 +71,8 @@ class RequestRecord(Record):
     grounded: bool
     abstained: bool
     conflict: bool
+    conflict_resolution: str | None = Field(
+        default=None, description="The conflict's resolution (flagged | authoritative), if any.")
     generator: str
     prompt_version: str
     retrieval_config_version: str
@@ -113,6 +115,8 @@ def build_record(
         grounded=answer.grounded,
         abstained=answer.abstained,
         conflict=answer.conflict is not None,
+        # `resolution` arrives with the conflicts work (issue 7); absent, it stays None.
+        conflict_resolution=getattr(answer.conflict, "resolution", None),
         generator=t.generator,
         prompt_version=t.prompt_version,
         retrieval_config_version=t.retrieval_config_version,
@@ -156,6 +160,7 @@ _COLUMNS: dict[str, str] = {
     "grounded": "INTEGER NOT NULL",
     "abstained": "INTEGER NOT NULL",
     "conflict": "INTEGER NOT NULL",
+    "conflict_resolution": "TEXT",
     "generator": "TEXT NOT NULL",
     "prompt_version": "TEXT NOT NULL",
     "retrieval_config_version": "TEXT NOT NULL",
