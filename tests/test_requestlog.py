@@ -207,3 +207,16 @@ def test_a_reported_conflict_is_recorded(hashing_engine):
     record = build_record("q", conflicted, {})
     assert record.conflict is True and build_record("q", answer, {}).conflict is False
     assert record.response["conflict"]["values"] == ["30 days", "90 days"]
+
+
+def test_a_log_from_an_older_schema_is_read_and_extended(tmp_path):
+    path = tmp_path / "requests.sqlite"
+    RequestLog(path).append(synthetic(1))
+    conn = sqlite3.connect(path)
+    conn.execute("ALTER TABLE requests DROP COLUMN conflict_resolution")  # as an older Citadel
+    conn.commit()
+    conn.close()
+    old = RequestLog(path)
+    assert old.get("req-1").conflict_resolution is None  # read before any write
+    assert old.append(synthetic(2, conflict=True, conflict_resolution="flagged"))
+    assert [r.conflict_resolution for r in old.records()] == [None, "flagged"]

@@ -182,6 +182,24 @@ BEGIN SELECT RAISE(ABORT, 'the request log is append-only'); END;
 """
 
 
+def _table_columns(conn: sqlite3.Connection) -> set[str]:
+    return {row[1] for row in conn.execute("PRAGMA table_info(requests)")}
+
+
+def _add_missing_columns(conn: sqlite3.Connection) -> None:
+    """A log written by an older Citadel lacks newer fields: add them (as nullable columns;
+    old rows read back with the field's default)."""
+    for name, kind in _COLUMNS.items():
+        if name in _table_columns(conn):
+            continue
+        try:
+            conn.execute(f"ALTER TABLE requests ADD COLUMN {name} "
+                         f"{kind.replace(' NOT NULL', '')}")
+        except sqlite3.OperationalError as exc:  # another process added it first
+            if "duplicate column" not in str(exc):
+                raise
+
+
 def _row(record: RequestRecord) -> dict[str, Any]:
     data = json.loads(record.model_dump_json())
     row: dict[str, Any] = {}
@@ -198,7 +216,10 @@ def _row(record: RequestRecord) -> dict[str, Any]:
 
 
 def _record(row: sqlite3.Row) -> RequestRecord:
-    data = {k: row[k] for k in row.keys() if k in RequestRecord.model_fields}  # noqa: SIM118
+    fields = RequestRecord.model_fields
+    # NULL in a column added after the row was written means "use the field's default".
+    data = {k: row[k] for k in row.keys()  # noqa: SIM118
+            if k in fields and (row[k] is not None or fields[k].is_required())}
     for name in _JSON_COLUMNS:
         if data.get(name) is not None:
             data[name] = json.loads(data[name])
@@ -257,6 +278,7 @@ class RequestLog:
                         # process opens the file at the same moment: retry until the timeout.
                         conn.execute("PRAGMA journal_mode=WAL")
                         conn.executescript(_SCHEMA)
+                        _add_missing_columns(conn)
                     break
                 except sqlite3.OperationalError as exc:
                     if "locked" not in str(exc) or time.monotonic() > deadline:
@@ -335,7 +357,9 @@ class RequestLog:
             if value is not None:
                 where.append(f"{name} = ?")
                 params.append(int(value))
-        columns = ", ".join(SUMMARY_COLUMNS + (("response",) if with_response else ()))
+        wanted = SUMMARY_COLUMNS + (("response",) if with_response else ())
+        with self._connect(readonly=True) as conn:
+            columns = ", ".join(c for c in wanted if c in _table_columns(conn))
         sql = f"SELECT {columns} FROM requests"
         if where:
             sql += " WHERE " + " AND ".join(where)
@@ -350,8 +374,9 @@ class RequestLog:
         """The latest record with this request id (ids given by callers may repeat)."""
         if not self.path.is_file():
             return None
-        columns = ", ".join(SUMMARY_COLUMNS + ("response",))
         with self._connect(readonly=True) as conn:
+            columns = ", ".join(c for c in SUMMARY_COLUMNS + ("response",)
+                                if c in _table_columns(conn))
             row = conn.execute(
                 f"SELECT {columns} FROM requests WHERE request_id = ? ORDER BY seq DESC LIMIT 1",
                 (request_id,),
