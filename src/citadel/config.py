@@ -49,6 +49,25 @@ class Settings(BaseModel):
         description="A conflicting side this much more authoritative than every other is "
                     "followed (the disagreement is noted); a smaller gap is flagged as a conflict.")
 
+    # Reranking (citadel.rerankers); a failed or slow reranker degrades, never fails, a request.
+    reranker: str = Field(default="none", description="none | lexical | http")
+    reranker_url: str = Field(default="", description="http reranker: the /rerank endpoint.")
+    reranker_protocol: str = Field(default="tei", description="http reranker: tei | cohere")
+    reranker_model: str = Field(default="", description="http reranker: model name, if needed.")
+    rerank_timeout_ms: int = Field(default=2000, ge=1, le=600_000,
+                                   description="Time budget of the rerank stage.")
+    rerank_depth: int = Field(default=20, ge=1, le=1000,
+                              description="Fused candidates handed to the reranker.")
+
+    # Request log (citadel.requestlog): one record per answered request.
+    log_requests: bool = Field(default=True, description="Write <home>/requests.sqlite.")
+    log_questions: bool = Field(default=True, description="Store the question text itself.")
+    log_stdout: bool = Field(default=False, description="Also print each record as JSON.")
+    log_retention_days: float = Field(default=90.0, ge=0.0,
+                                      description="Older records are pruned; 0 keeps all.")
+    log_max_rows: int = Field(default=1_000_000, ge=0,
+                              description="Oldest records beyond this are pruned; 0: no cap.")
+
     # Generation.
     generator: str = "extractive"
     support_threshold: float = Field(default=0.6, ge=0.0, le=1.0)
@@ -77,7 +96,8 @@ class Settings(BaseModel):
     def retrieval_config_version(self) -> str:
         """A short, stable id of everything that changes which chunks reach the generator."""
         keys = ("backend", "embedder", "candidates", "top_k", "dense_weight", "max_context",
-                "authority_weight", "max_per_document", "freshness_weight")
+                "authority_weight", "max_per_document", "freshness_weight", "reranker",
+                "reranker_protocol", "reranker_model", "rerank_depth")
         blob = json.dumps({k: getattr(self, k) for k in keys}, sort_keys=True, default=str)
         return "rc-" + hashlib.sha256(blob.encode()).hexdigest()[:10]
 

@@ -206,6 +206,7 @@ class Trace(Record):
     strategy: str = ""
     snapshot_id: str = ""
     retrieval_ok: bool = True
+    reranker: str = ""
     rerank_ran: bool = False
     degraded: bool = False
     degraded_reasons: tuple[str, ...] = ()
