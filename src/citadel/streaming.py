@@ -1,0 +1,268 @@
+"""Streaming answers: typed stream events and the incremental citation-marker filter.
+
+A streamed answer is a sequence of events: `meta` (who is answering from what), `citation`
+(a gate-approved `Citation`), `delta` (answer text), `done` (the final `Answer`) or `error`.
+The invariant of the gate holds in the stream too: a marker such as `[S1]` reaches the client
+only after a `citation` event for `S1` was sent, and a marker the gate rejected never does.
+
+`MarkerFilter` enforces that on any text stream, including a model's token stream where a
+marker arrives split over several tokens (`[S`, `1]`). It holds back text that may still
+become a marker, holds everything after a marker whose label is undecided (so text is never
+reordered), releases a label marker once the caller accepted the label (after emitting its
+citation event), and removes rejected markers and every other bracketed pseudo-citation
+(`[Source: spec.pdf §4.2]`) with the whitespace before it, exactly as `citations.strip_markers`
+does for a whole text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from citadel.records import Answer, Citation, Record, SourceRef
+
+# Same shape as `citations.MARKER`: a bracket group without nested brackets or newlines.
+MAX_MARKER_CHARS = 300
+_LABELS = re.compile(r"\s*S\d+(?:\s*[,;]\s*S\d+)*\s*")
+_LABEL = re.compile(r"S\d+")
+
+
+# --- events ------------------------------------------------------------------------------
+
+
+class MetaEvent(Record):
+    """Sent first: which request this is and what it was answered from."""
+
+    type: Literal["meta"] = "meta"
+    request_id: str
+    snapshot_id: str
+    backend: str
+    strategy: str = ""
+    generator: str = ""
+    sources_consulted: tuple[SourceRef, ...] = ()
+
+
+class DeltaEvent(Record):
+    """The next piece of answer text. Markers in it were announced by citation events."""
+
+    type: Literal["delta"] = "delta"
+    text: str
+
+
+class CitationEvent(Record):
+    """A citation the gate accepted, sent before any text whose marker refers to it."""
+
+    type: Literal["citation"] = "citation"
+    citation: Citation
+
+
+class DoneEvent(Record):
+    """The final answer; `answer.answer` equals the concatenated deltas."""
+
+    type: Literal["done"] = "done"
+    answer: Answer
+
+
+class ErrorEvent(Record):
+    """The stream failed after it started; no further events follow."""
+
+    type: Literal["error"] = "error"
+    code: str
+    message: str
+    request_id: str | None = None
+
+
+StreamEvent = Annotated[
+    MetaEvent | DeltaEvent | CitationEvent | DoneEvent | ErrorEvent, Field(discriminator="type")
+]
+
+
+# --- the marker filter --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Marker:
+    """A complete bracket group: `labels` is None for a pseudo-citation (always removed)."""
+
+    space: str
+    labels: tuple[str, ...] | None
+
+
+def parse_marker(content: str) -> tuple[str, ...] | None:
+    """The labels of a marker's inside (`S1`, `S1, S2`), or None if it is not a label marker."""
+    if not _LABELS.fullmatch(content):
+        return None
+    return tuple(dict.fromkeys(_LABEL.findall(content)))
+
+
+class MarkerFilter:
+    """Incremental filter of citation markers in streamed text; one per stream.
+
+    Usage: `feed(delta)` returns the text that is safe to release now. After each call,
+    `pending` lists labels whose markers are waiting for a decision: emit the citation event
+    and call `accept(label)`, or call `reject(label)`; both return text released by the
+    decision. `close()` ends the input: undecided labels count as rejected and everything
+    still held is released (a `[` that never closed is plain text).
+    """
+
+    def __init__(self) -> None:
+        self._buf = ""  # input not yet classified: trailing whitespace or an open `[...`
+        self._held: list[str | _Marker] = []  # everything from the first undecided marker on
+        self._decided: dict[str, bool] = {}
+        self._out: list[str] = []
+
+    @property
+    def pending(self) -> tuple[str, ...]:
+        labels = (
+            label
+            for item in self._held
+            if isinstance(item, _Marker) and item.labels
+            for label in item.labels
+            if label not in self._decided
+        )
+        return tuple(dict.fromkeys(labels))
+
+    @property
+    def accepted(self) -> frozenset[str]:
+        return frozenset(label for label, ok in self._decided.items() if ok)
+
+    def feed(self, text: str) -> str:
+        self._buf += text
+        self._scan(final=False)
+        return self._take()
+
+    def accept(self, label: str) -> str:
+        return self._decide(label, True)
+
+    def reject(self, label: str) -> str:
+        return self._decide(label, False)
+
+    def close(self) -> str:
+        self._scan(final=True)
+        for label in self.pending:
+            self._decided[label] = False
+        self._drain()
+        return self._take()
+
+    # internals
+
+    def _decide(self, label: str, ok: bool) -> str:
+        self._decided.setdefault(label, ok)  # a decision is final
+        self._drain()
+        return self._take()
+
+    def _take(self) -> str:
+        out, self._out = "".join(self._out), []
+        return out
+
+    def _scan(self, final: bool) -> None:
+        buf = self._buf
+        while buf:
+            i = buf.find("[")
+            if i < 0:
+                # Trailing whitespace may still precede a marker: hold it unless input ended.
+                keep = 0 if final else len(buf) - len(buf.rstrip())
+                self._push(buf[: len(buf) - keep])
+                buf = buf[len(buf) - keep:]
+                break
+            head = buf[:i]
+            space = head[len(head.rstrip()):]
+            self._push(head[: len(head) - len(space)])
+            window = buf[i + 1 : i + 2 + MAX_MARKER_CHARS]
+            stop = next((j for j, ch in enumerate(window) if ch in "[]\n"), None)
+            if stop is not None and window[stop] == "]" and stop <= MAX_MARKER_CHARS:
+                self._push(_Marker(space, parse_marker(window[:stop])))
+                buf = buf[i + 2 + stop:]
+            elif stop is not None or len(window) > MAX_MARKER_CHARS or final:
+                # Not a marker: `[` hit another bracket, a newline, the length limit or the end.
+                self._push(space + "[")
+                buf = buf[i + 1:]
+            else:
+                buf = space + buf[i:]  # an open marker: wait for more input
+                break
+        self._buf = buf
+
+    def _push(self, item: str | _Marker) -> None:
+        if item == "":
+            return
+        self._held.append(item)
+        self._drain()
+
+    def _drain(self) -> None:
+        while self._held:
+            item = self._held[0]
+            if isinstance(item, _Marker):
+                if item.labels and any(label not in self._decided for label in item.labels):
+                    return
+                self._out.append(self._render(item))
+            else:
+                self._out.append(item)
+            self._held.pop(0)
+
+    def _render(self, marker: _Marker) -> str:
+        kept = [label for label in marker.labels or () if self._decided.get(label)]
+        if not kept:
+            return ""
+        return marker.space + " ".join(f"[{label}]" for label in kept)
+
+
+def filter_markers(text: str, accepted: set[str] | frozenset[str]) -> str:
+    """The whole-text result of the filter: keep markers of `accepted` labels only."""
+    f = MarkerFilter()
+    for label in accepted:
+        f.accept(label)
+    return f.feed(text) + f.close()
+
+
+# --- a gated answer as a stream -----------------------------------------------------------
+
+_PIECE = re.compile(r"\S+\s*|\s+")
+
+
+def text_pieces(text: str) -> Iterator[str]:
+    """Word-sized pieces (each with its trailing whitespace), the unit of a delta event."""
+    for m in _PIECE.finditer(text):
+        yield m.group()
+
+
+def answer_events(answer: Answer) -> Iterator[StreamEvent]:
+    """Stream an answer the gate already produced: meta, then citations and deltas, then done.
+
+    For generators that draft the whole answer at once. Each label's citation events are sent
+    when its first marker is reached, so they precede the text that refers to them.
+    """
+    trace = answer.trace
+    yield MetaEvent(request_id=trace.request_id, snapshot_id=trace.snapshot_id,
+                    backend=trace.backend, strategy=trace.strategy, generator=trace.generator,
+                    sources_consulted=answer.sources_consulted)
+    by_label: dict[str, list[Citation]] = {}
+    for citation in answer.citations:
+        by_label.setdefault(citation.label, []).append(citation)
+    sent: set[int] = set()
+    markers = MarkerFilter()
+    for piece in text_pieces(answer.answer):
+        text = markers.feed(piece)
+        while markers.pending:
+            label = markers.pending[0]
+            if text:
+                yield DeltaEvent(text=text)
+            if label in by_label:
+                for citation in by_label[label]:
+                    sent.add(id(citation))
+                    yield CitationEvent(citation=citation)
+                text = markers.accept(label)
+            else:
+                text = markers.reject(label)
+        if text:
+            yield DeltaEvent(text=text)
+    tail = markers.close()
+    if tail:
+        yield DeltaEvent(text=tail)
+    for citation in answer.citations:  # accepted but never marked in the text: still evidence
+        if id(citation) not in sent:
+            yield CitationEvent(citation=citation)
+    yield DoneEvent(answer=answer)
