@@ -49,8 +49,8 @@ def test_abstention_says_what_is_missing(client):
 
 
 @pytest.mark.parametrize("payload, status, code", [
-    ({"question": ""}, 422, "invalid_request"),
-    ({"question": " \n\t "}, 422, "invalid_request"),
+    ({"question": ""}, 422, "invalid_question"),
+    ({"question": " \n\t "}, 422, "invalid_question"),
     ({"question": "x" * 2001}, 422, "invalid_request"),
     ({"question": 42}, 422, "invalid_request"),
     ({"question": ["a"]}, 422, "invalid_request"),
@@ -75,6 +75,14 @@ def test_bad_input_is_a_4xx_json_error(client, path, payload, status, code):
 def test_invalid_json_is_a_400(client, raw):
     r = client.post("/v1/answer", content=raw, headers={"Content-Type": "application/json"})
     assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_json"
+
+
+def test_oversized_bodies_are_refused_before_parsing(client):
+    r = client.post("/v1/answer", content=b'{"question": "' + b"a" * 100_000 + b'"}',
+                    headers={"Content-Type": "application/json", "X-Request-ID": "big-1"})
+    assert r.status_code == 413
+    assert r.json()["error"] == {"code": "too_large", "errors": [], "request_id": "big-1",
+                                 "message": "the request body is larger than 64000 bytes"}
 
 
 def test_question_limit_comes_from_the_configuration(hashing_engine, tmp_path):

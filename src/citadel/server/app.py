@@ -16,6 +16,7 @@ from fastapi import FastAPI
 
 from citadel.config import Settings
 from citadel.engine import Engine, NotReady
+from citadel.server.body_limit import BodyLimitMiddleware
 from citadel.server.errors import install_error_handlers
 from citadel.server.models import answer_request_model
 from citadel.server.page import install_page
@@ -61,6 +62,9 @@ def create_app(source: Settings | Engine | None = None) -> FastAPI:
     app.state.provider = provider
     app.state.streams = StreamRegistry()
     install_error_handlers(app)
+    # Added last = outermost: the request log sees (and ids) every request, even a refused one.
+    app.add_middleware(BodyLimitMiddleware,
+                       max_bytes=max(64_000, 8 * provider.settings.max_question_chars))
     app.add_middleware(RequestLogMiddleware)
 
     request_model = answer_request_model(provider.settings.max_question_chars)

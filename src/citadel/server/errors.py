@@ -37,6 +37,9 @@ def error_response(request: Request, status: int, message: str, code: str | None
     return JSONResponse(body.model_dump(mode="json"), status_code=status)
 
 
+_EMPTY = {"string_too_short", "string_pattern_mismatch"}
+
+
 def _field_errors(exc: RequestValidationError) -> list[FieldError]:
     return [
         FieldError(loc=[p if isinstance(p, int) else str(p) for p in e.get("loc", ())],
@@ -50,6 +53,8 @@ async def _validation(request: Request, exc: RequestValidationError) -> JSONResp
     if any(e.type == "json_invalid" for e in errors):
         return error_response(request, 400, "the request body is not valid JSON",
                               "invalid_json", errors)
+    if any(e.loc[-1:] == ["question"] and e.type in _EMPTY for e in errors):
+        return error_response(request, 422, "the question is empty", "invalid_question", errors)
     summary = "; ".join(f"{'.'.join(str(p) for p in e.loc[1:]) or e.loc[0]}: {e.message}"
                         for e in errors[:5])
     return error_response(request, 422, f"invalid request: {summary}", errors=errors)
