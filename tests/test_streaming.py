@@ -198,3 +198,19 @@ def test_engine_stream_of_an_abstention_has_no_citations(hashing_engine):
     assert isinstance(done, DoneEvent) and done.answer.abstained
     assert not any(isinstance(e, CitationEvent) for e in events)
     assert "".join(e.text for e in events if isinstance(e, DeltaEvent)) == done.answer.answer
+
+
+def test_markers_with_inline_quotes_can_be_decided_per_quote():
+    def parse(content):
+        m = re.fullmatch(r'\s*(S\d+):\s*"([^"]*)"\s*', content)
+        return ((m.group(1), m.group(2)),) if m else None
+
+    f = MarkerFilter(parse=parse, render=lambda key: f"[{key[0]}]")
+    text = 'Fee is 5 [S1: "fee is 5"] and 6 [S1: "made up"] [S2].'
+    out = ""
+    for ch in text:  # token by token
+        out += f.feed(ch)
+        for key in f.pending:
+            out += f.accept(key) if key[1] == "fee is 5" else f.reject(key)
+    out += f.close()
+    assert out == "Fee is 5 [S1] and 6."

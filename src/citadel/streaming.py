@@ -17,7 +17,7 @@ does for a whole text.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
@@ -86,10 +86,10 @@ StreamEvent = Annotated[
 
 @dataclass(frozen=True)
 class _Marker:
-    """A complete bracket group: `labels` is None for a pseudo-citation (always removed)."""
+    """A complete bracket group: `keys` is None for a pseudo-citation (always removed)."""
 
     space: str
-    labels: tuple[str, ...] | None
+    keys: tuple[Hashable, ...] | None
 
 
 def parse_marker(content: str) -> tuple[str, ...] | None:
@@ -109,49 +109,61 @@ class MarkerFilter:
     still held is released (a `[` that never closed is plain text).
     """
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        parse: Callable[[str], tuple[Hashable, ...] | None] = parse_marker,
+        render: Callable[[Hashable], str] = "[{}]".format,
+    ) -> None:
+        # `parse` turns a bracket group's inside into the keys it cites (None: not a citation,
+        # drop it); `render` turns an accepted key back into marker text. The defaults handle
+        # `[S1]`/`[S1, S2]` with labels as keys; a generator whose markers carry quotes
+        # (`[S1: "..."]`) can key decisions by (label, quote) and render `[S1]`.
+        self._parse = parse
+        self._render_key = render
         self._buf = ""  # input not yet classified: trailing whitespace or an open `[...`
         self._held: list[str | _Marker] = []  # everything from the first undecided marker on
-        self._decided: dict[str, bool] = {}
+        self._decided: dict[Hashable, bool] = {}
         self._out: list[str] = []
 
     @property
-    def pending(self) -> tuple[str, ...]:
-        labels = (
-            label
+    def pending(self) -> tuple[Hashable, ...]:
+        """Keys (labels) of held markers still waiting for a decision, first seen first."""
+        keys = (
+            key
             for item in self._held
-            if isinstance(item, _Marker) and item.labels
-            for label in item.labels
-            if label not in self._decided
+            if isinstance(item, _Marker) and item.keys
+            for key in item.keys
+            if key not in self._decided
         )
-        return tuple(dict.fromkeys(labels))
+        return tuple(dict.fromkeys(keys))
 
     @property
-    def accepted(self) -> frozenset[str]:
-        return frozenset(label for label, ok in self._decided.items() if ok)
+    def accepted(self) -> frozenset[Hashable]:
+        return frozenset(key for key, ok in self._decided.items() if ok)
 
     def feed(self, text: str) -> str:
         self._buf += text
         self._scan(final=False)
         return self._take()
 
-    def accept(self, label: str) -> str:
-        return self._decide(label, True)
+    def accept(self, key: Hashable) -> str:
+        """Release markers citing `key`; call it only after the key's citation event."""
+        return self._decide(key, True)
 
-    def reject(self, label: str) -> str:
-        return self._decide(label, False)
+    def reject(self, key: Hashable) -> str:
+        return self._decide(key, False)
 
     def close(self) -> str:
         self._scan(final=True)
-        for label in self.pending:
-            self._decided[label] = False
+        for key in self.pending:
+            self._decided[key] = False
         self._drain()
         return self._take()
 
     # internals
 
-    def _decide(self, label: str, ok: bool) -> str:
-        self._decided.setdefault(label, ok)  # a decision is final
+    def _decide(self, key: Hashable, ok: bool) -> str:
+        self._decided.setdefault(key, ok)  # a decision is final
         self._drain()
         return self._take()
 
@@ -175,7 +187,7 @@ class MarkerFilter:
             window = buf[i + 1 : i + 2 + MAX_MARKER_CHARS]
             stop = next((j for j, ch in enumerate(window) if ch in "[]\n"), None)
             if stop is not None and window[stop] == "]" and stop <= MAX_MARKER_CHARS:
-                self._push(_Marker(space, parse_marker(window[:stop])))
+                self._push(_Marker(space, self._parse(window[:stop])))
                 buf = buf[i + 2 + stop:]
             elif stop is not None or len(window) > MAX_MARKER_CHARS or final:
                 # Not a marker: `[` hit another bracket, a newline, the length limit or the end.
@@ -196,7 +208,7 @@ class MarkerFilter:
         while self._held:
             item = self._held[0]
             if isinstance(item, _Marker):
-                if item.labels and any(label not in self._decided for label in item.labels):
+                if item.keys and any(key not in self._decided for key in item.keys):
                     return
                 self._out.append(self._render(item))
             else:
@@ -204,10 +216,10 @@ class MarkerFilter:
             self._held.pop(0)
 
     def _render(self, marker: _Marker) -> str:
-        kept = [label for label in marker.labels or () if self._decided.get(label)]
+        kept = [key for key in marker.keys or () if self._decided.get(key)]
         if not kept:
             return ""
-        return marker.space + " ".join(f"[{label}]" for label in kept)
+        return marker.space + " ".join(self._render_key(key) for key in kept)
 
 
 def filter_markers(text: str, accepted: set[str] | frozenset[str]) -> str:
