@@ -3,6 +3,7 @@
 import asyncio
 import hashlib
 import json
+import logging
 import re
 import threading
 import time
@@ -153,7 +154,8 @@ class SlowStreamEngine(Engine):
         return events()
 
 
-def test_client_disconnect_mid_stream_closes_the_stream(hashing_engine):
+def test_client_disconnect_mid_stream_closes_the_stream(hashing_engine, caplog):
+    caplog.set_level(logging.INFO, logger="citadel.http")
     engine = SlowStreamEngine(hashing_engine)
     app = create_app(engine)
     with live_server(app) as url:
@@ -172,6 +174,9 @@ def test_client_disconnect_mid_stream_closes_the_stream(hashing_engine):
             time.sleep(0.05)
         assert engine.closed == ["gone-1"]
         assert app.state.streams.open() == frozenset()
+    lines = [json.loads(r.getMessage()) for r in caplog.records if r.name == "citadel.http"
+             and r.getMessage().startswith("{")]
+    assert [line["status"] for line in lines if line["request_id"] == "gone-1"] == [200]
 
 
 def test_a_failing_stream_ends_with_an_error_event(hashing_engine):

@@ -251,9 +251,9 @@ def answer_events(answer: Answer) -> Iterator[StreamEvent]:
     yield MetaEvent(request_id=trace.request_id, snapshot_id=trace.snapshot_id,
                     backend=trace.backend, strategy=trace.strategy, generator=trace.generator,
                     sources_consulted=answer.sources_consulted)
-    by_label: dict[str, list[Citation]] = {}
-    for citation in answer.citations:
-        by_label.setdefault(citation.label, []).append(citation)
+    by_label: dict[str, list[int]] = {}
+    for i, citation in enumerate(answer.citations):
+        by_label.setdefault(citation.label, []).append(i)
     sent: set[int] = set()
     markers = MarkerFilter()
     for piece in text_pieces(answer.answer):
@@ -263,9 +263,9 @@ def answer_events(answer: Answer) -> Iterator[StreamEvent]:
             if text:
                 yield DeltaEvent(text=text)
             if label in by_label:
-                for citation in by_label[label]:
-                    sent.add(id(citation))
-                    yield CitationEvent(citation=citation)
+                for i in by_label[label]:
+                    sent.add(i)
+                    yield CitationEvent(citation=answer.citations[i])
                 text = markers.accept(label)
             else:
                 text = markers.reject(label)
@@ -274,7 +274,7 @@ def answer_events(answer: Answer) -> Iterator[StreamEvent]:
     tail = markers.close()
     if tail:
         yield DeltaEvent(text=tail)
-    for citation in answer.citations:  # accepted but never marked in the text: still evidence
-        if id(citation) not in sent:
+    for i, citation in enumerate(answer.citations):  # accepted but unmarked: still evidence
+        if i not in sent:
             yield CitationEvent(citation=citation)
     yield DoneEvent(answer=answer)

@@ -63,7 +63,10 @@ async def sse_frames(events: Iterator[Any], request: Request) -> AsyncIterator[b
     registry: StreamRegistry = request.app.state.streams
     registry.add(request_id)
     try:
-        while not await request.is_disconnected():
+        while True:
+            if await request.is_disconnected():
+                request.state.log["client_disconnected"] = True
+                return
             try:
                 event = await run_in_threadpool(next, events, None)
             except Exception as exc:  # the status line is sent: report in-band, then stop
@@ -78,7 +81,6 @@ async def sse_frames(events: Iterator[Any], request: Request) -> AsyncIterator[b
                 request.state.log.update(answer_log_fields(event.answer))
             yield encode(event)
     finally:
-        request.state.log["stream_closed"] = True
         close = getattr(events, "close", None)
         with anyio.CancelScope(shield=True):
             if close is not None:
