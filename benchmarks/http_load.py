@@ -149,6 +149,7 @@ def main() -> None:
     parser.add_argument("--embedder", default=os.environ.get("CITADEL_EMBEDDER", "minilm"))
     args = parser.parse_args()
 
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="citadel-bench-") as tmp:
         home = Path(tmp)
         env = {**os.environ, "CITADEL_HOME": str(home), "CITADEL_EMBEDDER": args.embedder}
@@ -173,14 +174,16 @@ def main() -> None:
             server.terminate()
             server.wait(timeout=30)
 
+    load = (round(load_before, 1), round(os.getloadavg()[0], 1))
     report = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                          "platform": platform.platform()},
+                          "platform": platform.platform(), "loadavg_1min_before_after": load},
               "embedder": args.embedder, "backend": "local", "answer": levels,
               "stream": stream, "healthz": floor}
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "http_load.json").write_text(json.dumps(report, indent=2))
     print(f"\n`/v1/answer`, demo KB, local backend, {args.embedder} embedder, "
-          f"{os.cpu_count()} CPUs, server and load generator on one machine:\n")
+          f"{os.cpu_count()} CPUs, server and load generator on one machine "
+          f"(1-min load average {load[0]} before, {load[1]} after):\n")
     print("| concurrency | requests | req/s | p50 ms | p99 ms | engine p50 ms | errors |")
     print("|---:|---:|---:|---:|---:|---:|---:|")
     for row in levels:

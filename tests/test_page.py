@@ -142,3 +142,12 @@ def test_a_conflict_is_shown_as_one(browser, hashing_engine):
             page.screenshot(path=str(ARTIFACTS / "page-conflict.png"))
         finally:
             context.close()
+
+
+def test_api_docs_render_offline(page, site):
+    page.goto(f"{site}/docs")
+    page.wait_for_selector(".opblock", timeout=30_000)
+    summaries = page.locator(".opblock-summary-path").all_inner_texts()
+    assert {"/v1/answer", "/v1/answer/stream", "/healthz", "/readyz"} <= {
+        s.strip() for s in summaries}
+    page.screenshot(path=str(ARTIFACTS / "docs.png"))

@@ -17,6 +17,7 @@ from fastapi import FastAPI
 from citadel.config import Settings
 from citadel.engine import Engine, NotReady
 from citadel.server.body_limit import BodyLimitMiddleware
+from citadel.server.docs import install_docs
 from citadel.server.errors import install_error_handlers
 from citadel.server.models import answer_request_model
 from citadel.server.page import install_page
@@ -58,7 +59,7 @@ def create_app(source: Settings | Engine | None = None) -> FastAPI:
         provider.close()
 
     app = FastAPI(title="Citadel", version=_version(), description=DESCRIPTION,
-                  lifespan=lifespan)
+                  lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.provider = provider
     app.state.streams = StreamRegistry()
     install_error_handlers(app)
@@ -70,6 +71,7 @@ def create_app(source: Settings | Engine | None = None) -> FastAPI:
     request_model = answer_request_model(provider.settings.max_question_chars)
     app.include_router(api_router(request_model))
     app.include_router(stream_router(request_model))
+    install_docs(app)
     install_page(app)
 
     def openapi() -> dict[str, Any]:
