@@ -115,6 +115,13 @@ def test_unknown_ids_are_404_json(client, path):
     assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
 
 
+@pytest.mark.parametrize("query", ["window=-1", "window=abc", "window=20001",
+                                   "tenant=" + "t" * 201])
+def test_bad_query_parameters_are_422_json(client, query):
+    r = client.get(f"/v1/chunks/refunds-policy%232?{query}")
+    assert r.status_code == 422 and r.json()["error"]["code"] == "invalid_request"
+
+
 def test_wrong_method_is_405_json(client):
     r = client.get("/v1/answer")
     assert r.status_code == 405 and r.json()["error"]["code"] == "method_not_allowed"
