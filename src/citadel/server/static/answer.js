@@ -72,7 +72,7 @@ export class AnswerView {
     this.text = answer.answer; // the final answer is authoritative
     this.renderText();
     this.renderVerdict(answer);
-    this.renderConflict(answer.conflict);
+    this.renderConflict(answer.conflict, answer);
     if (answer.abstained) this.renderAbstention(answer);
     this.renderTrace(answer.trace);
     this.setState("done");
@@ -174,17 +174,31 @@ export class AnswerView {
     }
   }
 
-  renderConflict(conflict) {
+  renderConflict(conflict, answer) {
     if (!conflict) return;
     const box = show(clear(this.part("conflict")));
-    box.append(
-      h("h3", {}, "The sources disagree"),
-      h("p", {}, h("strong", {}, `${conflict.attribute}: `), conflict.values.join(" vs ")),
-      conflict.explanation ? h("p", {}, conflict.explanation) : null,
-      h("p", { class: "small" }, "In: ", conflict.chunk_ids.map((id, i) => [
+    const authoritative = conflict.resolution === "authoritative";
+    box.append(h("h3", {}, authoritative
+      ? "The sources disagree — the answer follows the most authoritative one"
+      : "The sources disagree"));
+    box.append(h("p", {}, h("strong", {}, `${conflict.attribute}: `),
+      conflict.values.join(" vs ")));
+    if (conflict.sides?.length) {
+      box.append(h("ul", { class: "conflict-sides" }, conflict.sides.map((side) => h("li", {},
+        h("strong", {}, side.value), " — ", side.title,
+        side.effective_date ? h("span", { class: "muted" }, ` (effective ${side.effective_date})`)
+          : null,
+        " ", this.chunkLink(side.chunk_id,
+          side.chunk_id === conflict.preferred_chunk_id ? " (preferred)" : "")))));
+    } else {
+      box.append(h("p", { class: "small" }, "In: ", conflict.chunk_ids.map((id, i) => [
         i ? ", " : "", this.chunkLink(id, id === conflict.preferred_chunk_id ? " (preferred)" : ""),
-      ])),
-    );
+      ])));
+    }
+    if (conflict.explanation) box.append(h("p", {}, conflict.explanation));
+    if (!answer.abstained && answer.next_step) {
+      box.append(h("p", { class: "small" }, h("strong", {}, "Next step: "), answer.next_step));
+    }
   }
 
   renderAbstention(answer) {
