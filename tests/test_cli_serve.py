@@ -53,7 +53,16 @@ def test_serve_answers_and_logs_one_json_line_per_request(tmp_path):
     assert mine[0]["citations_emitted"] >= 1 and mine[0]["backend"] == "local"
 
 
-def test_serve_refuses_a_bad_port():
+def test_serve_refuses_a_bad_or_busy_port(tmp_path):
+    env = {**os.environ, "CITADEL_HOME": str(tmp_path), "CITADEL_EMBEDDER": "hashing"}
     out = subprocess.run([sys.executable, "-m", "citadel", "serve", "--port", "99999"],
-                         capture_output=True, text=True, timeout=60)
+                         capture_output=True, text=True, timeout=60, env=env)
     assert out.returncode != 0 and "Traceback" not in out.stderr
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        out = subprocess.run([sys.executable, "-m", "citadel", "serve", "--port", str(port)],
+                             capture_output=True, text=True, timeout=60, env=env)
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert f"cannot listen on 127.0.0.1:{port}" in out.stderr

@@ -20,6 +20,7 @@ def serve(host: str, port: int, log_level: str) -> None:
         import uvicorn
 
         from citadel.server import create_app
+        from citadel.server.listen import listening_socket
     except ModuleNotFoundError as exc:
         raise click.ClickException(
             f"the HTTP server needs the server extra: pip install 'citadel[server]' "
@@ -30,6 +31,15 @@ def serve(host: str, port: int, log_level: str) -> None:
     citadel_log = logging.getLogger("citadel")
     citadel_log.addHandler(handler)
     citadel_log.setLevel(log_level.upper())
+    try:
+        sock = listening_socket(host, port)
+    except OSError as exc:
+        raise click.ClickException(f"cannot listen on {host}:{port}: {exc}") from None
     app = create_app(Settings.load())
-    click.echo(f"Citadel on http://{host}:{port}/  (API docs: /docs)", err=True)
-    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False)
+    bound = sock.getsockname()
+    click.echo(f"Citadel on http://{host}:{bound[1]}/  (API docs: /docs)", err=True)
+    server = uvicorn.Server(uvicorn.Config(app, log_level=log_level, access_log=False))
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
