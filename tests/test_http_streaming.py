@@ -197,3 +197,40 @@ def test_a_failing_stream_ends_with_an_error_event(hashing_engine):
     assert [k for k, _ in events] == ["meta", "error"]
     assert events[1][1]["request_id"] == "err-1" and "boom" not in events[1][1]["message"]
     assert app.state.streams.open() == frozenset()
+
+
+class CountingEngine(Engine):
+    """Records how many answers run at the same moment."""
+
+    def __init__(self, base: Engine, limit: int) -> None:
+        settings = base.settings.model_copy(update={"max_concurrent_answers": limit})
+        super().__init__(settings, base.index, base.embedder, base.generator)
+        self.lock = threading.Lock()
+        self.running = 0
+        self.peak = 0
+
+    def answer(self, question, **kwargs):
+        with self.lock:
+            self.running += 1
+            self.peak = max(self.peak, self.running)
+        try:
+            time.sleep(0.05)
+            return super().answer(question, **kwargs)
+        finally:
+            with self.lock:
+                self.running -= 1
+
+
+def test_answers_computed_at_once_are_capped_by_configuration(hashing_engine):
+    engine = CountingEngine(hashing_engine, limit=2)
+    with live_server(create_app(engine)) as url:
+
+        async def run() -> list[int]:
+            async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+                calls = [client.post(path, json={"question": QUESTIONS[i % 5]})
+                         for i in range(12)
+                         for path in ("/v1/answer", "/v1/answer/stream")]
+                return [r.status_code for r in await asyncio.gather(*calls)]
+
+        assert set(asyncio.run(run())) == {200}
+    assert engine.peak == 2

@@ -6,11 +6,15 @@ ready and answer endpoints return 503 until an engine can be opened.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
+from typing import Any, TypeVar
 
 from citadel.config import Settings
 from citadel.engine import Engine, NotReady
+
+T = TypeVar("T")
 
 
 class EngineProvider:
@@ -25,6 +29,16 @@ class EngineProvider:
         self._owned = engine is None  # close only what we opened
         self._opener = opener
         self._lock = threading.Lock()
+        # With the extractive generator engine work is CPU-bound (embedding, scoring): running
+        # more of it at once than there are cores only adds contention and a long latency
+        # tail, so extra requests wait here (settings.max_concurrent_answers, 0 = per CPU).
+        slots = self.settings.max_concurrent_answers or os.cpu_count() or 2
+        self._slots = threading.BoundedSemaphore(slots)
+
+    def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run blocking engine work (in a worker thread) once a slot is free."""
+        with self._slots:
+            return fn(*args, **kwargs)
 
     def get(self) -> Engine:
         """The engine, opening it if needed. Raises NotReady with the reason."""

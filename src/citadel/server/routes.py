@@ -36,8 +36,8 @@ def api_router(request_model: type[AnswerRequest]) -> APIRouter:
     async def answer(body: request_model, request: Request,  # type: ignore[valid-type]
                      engine: Annotated[Engine, Depends(get_engine)]) -> Answer:
         result = await run_in_threadpool(
-            engine.answer, body.question, top_k=body.top_k, tenant=body.tenant,
-            category=body.category, request_id=request.state.request_id,
+            request.app.state.provider.call, engine.answer, body.question, top_k=body.top_k,
+            tenant=body.tenant, category=body.category, request_id=request.state.request_id,
         )
         request.state.log.update(answer_log_fields(result))
         return result

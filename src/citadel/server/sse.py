@@ -61,6 +61,7 @@ def encode(event: Any) -> bytes:
 async def sse_frames(events: Iterator[Any], request: Request) -> AsyncIterator[bytes]:
     request_id: str = request.state.request_id
     registry: StreamRegistry = request.app.state.streams
+    provider = request.app.state.provider
     registry.add(request_id)
     try:
         while True:
@@ -68,7 +69,7 @@ async def sse_frames(events: Iterator[Any], request: Request) -> AsyncIterator[b
                 request.state.log["client_disconnected"] = True
                 return
             try:
-                event = await run_in_threadpool(next, events, None)
+                event = await run_in_threadpool(provider.call, next, events, None)
             except Exception as exc:  # the status line is sent: report in-band, then stop
                 log.exception("stream %s failed", request_id)
                 yield encode(ErrorEvent(code="internal",
