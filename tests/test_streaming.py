@@ -1,5 +1,6 @@
 import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,12 +20,16 @@ _GROUP = re.compile(r"(\s*)\[([^\[\]\n]{0,300})\]")
 
 
 def reference(text: str, accepted: set[str]) -> str:
-    def repl(m: re.Match) -> str:
+    """Bracket groups replaced (accepted labels) or removed; a `[` opening none is dropped."""
+    out, last = [], 0
+    for m in _GROUP.finditer(text):
+        out.append(text[last:m.start()].replace("[", ""))
         labels = parse_marker(m.group(2))
         kept = [label for label in labels or () if label in accepted]
-        return m.group(1) + " ".join(f"[{label}]" for label in kept) if kept else ""
-
-    return _GROUP.sub(repl, text)
+        out.append(m.group(1) + " ".join(f"[{label}]" for label in kept) if kept else "")
+        last = m.end()
+    out.append(text[last:].replace("[", ""))
+    return "".join(out)
 
 
 def run_stream(pieces: list[str], accepted: set[str]) -> tuple[str, list[tuple[str, str]]]:
@@ -123,11 +128,20 @@ def test_undecided_labels_are_dropped_at_close():
     assert f.close() == "."
 
 
-def test_unclosed_or_oversized_brackets_are_plain_text():
-    assert filter_markers("a [b c", set()) == "a [b c"
-    assert filter_markers("x [" + "y" * 301 + "] z", set()) == "x [" + "y" * 301 + "] z"
-    assert filter_markers("x [line\nbreak] z", set()) == "x [line\nbreak] z"
-    assert filter_markers("x [a [S1] z", {"S1"}) == "x [a [S1] z"
+def test_a_bracket_that_opens_no_marker_is_dropped():
+    assert filter_markers("a [b c", set()) == "a b c"
+    assert filter_markers("x [" + "y" * 301 + "] z", set()) == "x " + "y" * 301 + "] z"
+    assert filter_markers("x [line\nbreak] z", set()) == "x line\nbreak] z"
+    assert filter_markers("x [a [S1] z", {"S1"}) == "x a [S1] z"
+
+
+@pytest.mark.parametrize("text", ["[S[x]1]", "[S[Source: a.pdf]1]", "[S[S2]1]",
+                                  "[S" + "[" + "x" * 299 + "]" + "1]", "[[S1]]", "[S[\n]1]"])
+def test_removing_a_marker_cannot_splice_a_forged_one(text):
+    for split in range(len(text) + 1):
+        got, log = run_stream([text[:split], text[split:]], accepted=set())
+        assert "[S1]" not in got and "[S2]" not in got
+        assert_markers_follow_citations(log)
 
 
 def test_multi_label_marker_keeps_only_accepted_labels():
@@ -162,6 +176,7 @@ def test_any_split_of_any_text_equals_the_whole_text_result(case, accepted):
     assert_markers_follow_citations(log)
     released = set(re.findall(r"\[(S\d+)\]", got))
     assert released <= accepted
+    assert "[" not in re.sub(r"\[S\d+\]", "", got)  # every `[` opens an accepted marker
 
 
 @settings(max_examples=200, deadline=None)

@@ -10,8 +10,9 @@ marker arrives split over several tokens (`[S`, `1]`). It holds back text that m
 become a marker, holds everything after a marker whose label is undecided (so text is never
 reordered), releases a label marker once the caller accepted the label (after emitting its
 citation event), and removes rejected markers and every other bracketed pseudo-citation
-(`[Source: spec.pdf §4.2]`) with the whitespace before it, exactly as `citations.strip_markers`
-does for a whole text.
+(`[Source: spec.pdf §4.2]`) with the whitespace before it, as `citations.strip_markers` does
+for a whole text. A `[` that opens no bracket group is dropped too, so the released text never
+contains a `[` that does not open an accepted marker (removal cannot splice a forged one).
 """
 
 from __future__ import annotations
@@ -106,7 +107,7 @@ class MarkerFilter:
     `pending` lists labels whose markers are waiting for a decision: emit the citation event
     and call `accept(label)`, or call `reject(label)`; both return text released by the
     decision. `close()` ends the input: undecided labels count as rejected and everything
-    still held is released (a `[` that never closed is plain text).
+    still held is released (a `[` that never closed is dropped).
     """
 
     def __init__(
@@ -190,8 +191,11 @@ class MarkerFilter:
                 self._push(_Marker(space, self._parse(window[:stop])))
                 buf = buf[i + 2 + stop:]
             elif stop is not None or len(window) > MAX_MARKER_CHARS or final:
-                # Not a marker: `[` hit another bracket, a newline, the length limit or the end.
-                self._push(space + "[")
+                # Not a marker (`[` hit another bracket, a newline, the length limit or the end):
+                # the `[` is dropped. Released as text it could pair with a `]` left behind
+                # by a removed marker (`[S[x]1]` -> `[S1]`) and forge a marker; dropped, every
+                # `[` a client receives opens a marker the caller accepted.
+                self._push(space)
                 buf = buf[i + 1:]
             else:
                 buf = space + buf[i:]  # an open marker: wait for more input
