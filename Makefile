@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 export CITADEL_HOME ?= .citadel
 QUESTION ?= How long do I have to return an item?
 
-.PHONY: setup demo test lint bench poison clean postgres postgres-stop eval
+.PHONY: setup demo test lint bench poison clean postgres postgres-stop eval chromium
 
 setup: $(STAMP)
 
@@ -24,7 +24,7 @@ demo: $(STAMP)
 
 # Tests use a throwaway PostgreSQL + pgvector on 127.0.0.1 (scripts/postgres.sh); it keeps
 # running afterwards for the next run (`make postgres-stop` stops it).
-test: $(STAMP)
+test: $(STAMP) chromium
 	CITADEL_TEST_POSTGRES_DSN="$$(PYTHON=$(BIN)/python scripts/postgres.sh start | tail -n 1)" \
 		$(BIN)/python -m pytest -q
 
@@ -36,6 +36,9 @@ bench: $(STAMP)
 
 postgres: $(STAMP)  ## start PostgreSQL + pgvector on 127.0.0.1 (prints the DSN)
 	PYTHON=$(BIN)/python scripts/postgres.sh start
+
+chromium:  ## Debian's chromium for the browser tests (apt-get, as root, only when missing)
+	scripts/chromium.sh
 
 postgres-stop:
 	PYTHON=$(BIN)/python scripts/postgres.sh stop

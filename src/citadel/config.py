@@ -73,6 +73,10 @@ class Settings(BaseModel):
     support_threshold: float = Field(default=0.6, ge=0.0, le=1.0)
     max_answer_sentences: int = Field(default=2, ge=1, le=10)
     max_question_chars: int = Field(default=2000, ge=1)
+    max_concurrent_answers: int = Field(
+        default=0, ge=0, le=1024,
+        description="Answers the HTTP server computes at once (0: one per CPU); raise it for "
+                    "a generator that mostly waits on a remote model.")
     next_step: str = (
         "Contact customer support, or ask an administrator to add a document that covers this."
     )

@@ -36,6 +36,7 @@ from citadel.requestlog import RequestLog
 from citadel.rerankers import Reranker, get_reranker
 from citadel.rerankers.stage import rerank_stage
 from citadel.snapshots import Catalog, incompatibilities, runtime_fingerprint
+from citadel.streaming import StreamEvent, answer_events
 from citadel.supersession import add_successor_sections
 
 
@@ -245,6 +246,31 @@ class Engine:
         if draft.abstain or not result.sentences:
             return self._abstain(question, context, trace)
         return self._grounded(result, context, trace)
+
+    def stream(
+        self,
+        question: str,
+        *,
+        top_k: int | None = None,
+        tenant: str | None = None,
+        category: str | None = None,
+        request_id: str | None = None,
+    ) -> Iterator[StreamEvent]:
+        """The answer as events: meta, citations (each before text citing it), deltas, done.
+
+        Runs the same stages as `answer()`. The extractive generator drafts the whole answer at
+        once, so the gate runs first and the gated text is then released in pieces through
+        `streaming.MarkerFilter`; a token-streaming generator feeds its tokens to that filter.
+        A bad question raises `InvalidQuestion` here, before the first event.
+        """
+        question = self.validate_question(question)
+
+        def events() -> Iterator[StreamEvent]:
+            yield from answer_events(self.answer(
+                question, top_k=top_k, tenant=tenant, category=category, request_id=request_id
+            ))
+
+        return events()
 
     def retrieve(
         self, question: str, top_k: int | None, tenant: str | None, category: str | None

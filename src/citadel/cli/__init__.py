@@ -14,6 +14,7 @@ from citadel.cli.eval import eval_command
 from citadel.cli.ingest import ingest
 from citadel.cli.logs import logs
 from citadel.cli.monitor import monitor
+from citadel.cli.serve import serve
 from citadel.config import ConfigError
 from citadel.embedders import EmbedderUnavailable
 from citadel.engine import InvalidQuestion, NotReady
@@ -66,3 +67,4 @@ main.add_command(demo_data)
 main.add_command(eval_command)
 main.add_command(logs)
 main.add_command(monitor)
+main.add_command(serve)
