@@ -15,7 +15,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from citadel.backends import RetrievalError, SearchIndex, get_backend
+from citadel.backends import Backend, RetrievalError, SearchIndex, SearchResult, get_backend
+from citadel.backends.readiness import alias_mismatch
 from citadel.citations import GateResult, gate
 from citadel.config import Settings
 from citadel.context import build_context
@@ -83,6 +84,7 @@ class Engine:
         *,
         embedder: Embedder | None = None,
         generator: Generator | None = None,
+        backend: Backend | None = None,
     ) -> Engine:
         """Open the active snapshot, refusing one that is incomplete or incompatible."""
         settings = settings or Settings.load()
@@ -96,15 +98,22 @@ class Engine:
         if info is None or info.state != "complete":
             raise NotReady(f"active snapshot {snapshot_id} is not complete")
         embedder = embedder or get_embedder(settings.embedder)
-        diffs = incompatibilities(info.fingerprint, runtime_fingerprint(embedder))
+        owned = backend is None
+        backend = backend or get_backend(settings)
+        diffs = incompatibilities(
+            info.fingerprint, runtime_fingerprint(embedder, backend.lexical_semantics)
+        )
         if diffs:
             raise NotReady(
                 f"active snapshot {snapshot_id} does not match the running configuration: "
                 + "; ".join(diffs)
             )
-        index = get_backend(settings).open(
-            snapshot_id, settings.dense_weight, settings.candidates
-        )
+        mismatch = alias_mismatch(backend, snapshot_id)
+        if mismatch:
+            raise NotReady(mismatch)
+        index = backend.open(snapshot_id, settings.dense_weight, settings.candidates)
+        if owned:
+            backend.close()  # takes effect when the index closes: it holds the connection
         return cls(settings, index, embedder, generator or get_generator(settings))
 
     def close(self) -> None:
@@ -142,14 +151,16 @@ class Engine:
         )
         try:
             with trace.stage("retrieve"):
-                ranked = self.retrieve(question, top_k, tenant, category)
+                retrieved = self.retrieve_result(question, top_k, tenant, category)
         except RetrievalError as exc:
             trace.fields.update(retrieval_ok=False, fallback_used=True, degraded=True,
                                 degraded_reasons=(f"retrieval: {exc}",))
             return Answer(answer=RETRIEVAL_FAILED, grounded=False, abstained=True,
                           degraded=True, missing=describe_missing(question),
                           next_step=RETRIEVAL_NEXT_STEP, trace=trace.freeze())
-        trace.fields["retrieved"] = tuple(r.chunk_id for r in ranked)
+        ranked = retrieved.ranked
+        trace.fields.update(retrieved=tuple(r.chunk_id for r in ranked),
+                            malformed_skipped=retrieved.malformed_skipped)
 
         with trace.stage("build_context"):
             context = build_context(
@@ -183,10 +194,17 @@ class Engine:
     def retrieve(
         self, question: str, top_k: int | None, tenant: str | None, category: str | None
     ) -> list[RankedChunk]:
+        return self.retrieve_result(question, top_k, tenant, category).ranked
+
+    def retrieve_result(
+        self, question: str, top_k: int | None, tenant: str | None, category: str | None
+    ) -> SearchResult:
         k = top_k or self.settings.top_k
         try:
             vector = self.embedder.embed_query(question)
-            return self.index.search(question, vector, k, tenant=tenant, category=category)
+            return self.index.search_result(
+                question, vector, k, tenant=tenant, category=category
+            )
         except RetrievalError:
             raise
         except Exception as exc:  # any backend fault is a retrieval failure, never a crash

@@ -14,7 +14,7 @@ import numpy as np
 
 from citadel.backends.base import Backend, RetrievalError, SearchIndex
 from citadel.fusion import weighted_fusion
-from citadel.lexical import LexicalIndex, build_index
+from citadel.lexical import SEMANTICS, LexicalIndex, build_index
 from citadel.records import Chunk, Document, RankedChunk
 
 _SCHEMA = """
@@ -27,6 +27,7 @@ CREATE INDEX chunks_document ON chunks(document_id);
 
 class LocalBackend(Backend):
     name = "local"
+    lexical_semantics = SEMANTICS
 
     def __init__(self, root: Path) -> None:
         self.root = root
