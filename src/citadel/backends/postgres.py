@@ -237,7 +237,9 @@ class PostgresBackend(Backend):
             conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"citadel:{snapshot_id}",))
             if conn.execute("SELECT 1 FROM citadel.aliases WHERE snapshot_id=%s",
                             (snapshot_id,)).fetchone():
-                raise RetrievalError(f"refusing to rewrite {snapshot_id}: the alias points at it")
+                # Served (by another CITADEL_HOME sharing this database): never rewritten. A
+                # registered snapshot is complete and its id content-derived: it is this build.
+                return
             # An earlier build of the same id that never became active.
             conn.execute("DELETE FROM citadel.snapshots WHERE snapshot_id=%s", (snapshot_id,))
             conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(s))
@@ -292,7 +294,7 @@ class PostgresBackend(Backend):
         with self.connection() as conn, conn.transaction():
             if conn.execute("SELECT 1 FROM citadel.aliases WHERE snapshot_id=%s",
                             (snapshot_id,)).fetchone():
-                raise RetrievalError(f"refusing to delete {snapshot_id}: the alias points at it")
+                raise RetrievalError(f"refusing to delete {snapshot_id}: an alias points at it")
             conn.execute("DELETE FROM citadel.snapshots WHERE snapshot_id=%s", (snapshot_id,))
             conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(
                 sql.Identifier(schema_name(snapshot_id))))

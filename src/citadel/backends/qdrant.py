@@ -173,8 +173,12 @@ class QdrantBackend(Backend):
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         docs_name = snapshot_id + DOCUMENTS_SUFFIX
         with self.client() as client:
-            if self._alias_target(client) == snapshot_id:
-                raise RetrievalError(f"refusing to rewrite {snapshot_id}: the alias points at it")
+            if snapshot_id in {a.collection_name for a in client.get_aliases().aliases}:
+                # Served under some alias (another CITADEL_HOME sharing this server): never
+                # rewritten. Its id is content-derived, so a complete one is this very build.
+                if self._complete(client, snapshot_id):
+                    return
+                raise RetrievalError(f"refusing to rewrite {snapshot_id}: an alias points at it")
             for name in (snapshot_id, docs_name):  # an earlier failed build of the same id
                 if client.collection_exists(name):
                     client.delete_collection(name)
@@ -214,8 +218,8 @@ class QdrantBackend(Backend):
 
     def delete_snapshot(self, snapshot_id: str) -> None:
         with self.client() as client:
-            if self._alias_target(client) == snapshot_id:
-                raise RetrievalError(f"refusing to delete {snapshot_id}: the alias points at it")
+            if snapshot_id in {a.collection_name for a in client.get_aliases().aliases}:
+                raise RetrievalError(f"refusing to delete {snapshot_id}: an alias points at it")
             for name in (snapshot_id, snapshot_id + DOCUMENTS_SUFFIX):
                 if client.collection_exists(name):
                     client.delete_collection(name)
@@ -294,6 +298,9 @@ class QdrantIndex(SearchIndex):
                 self.snapshot_id, prefetch=prefetch, query=m.RrfQuery(rrf=m.Rrf(k=RRF_K)),
                 limit=k + SPARE, with_payload=True, with_vectors=True,
             ).points
+        # Equal fused scores come back in storage order, which differs between an in-memory
+        # and a reopened collection: break ties on the point id so every mode agrees.
+        points = sorted(points, key=lambda p: (-p.score, str(p.id)))
         ranked: list[RankedChunk] = []
         skipped = 0
         for p in points:
