@@ -108,12 +108,14 @@ class Engine:
                 f"active snapshot {snapshot_id} does not match the running configuration: "
                 + "; ".join(diffs)
             )
-        mismatch = alias_mismatch(backend, snapshot_id)
-        if mismatch:
-            raise NotReady(mismatch)
+        # Opened first so that the alias check reuses the index's connection.
         index = backend.open(snapshot_id, settings.dense_weight, settings.candidates)
         if owned:
             backend.close()  # takes effect when the index closes: it holds the connection
+        mismatch = alias_mismatch(backend, snapshot_id)
+        if mismatch:
+            index.close()
+            raise NotReady(mismatch)
         return cls(settings, index, embedder, generator or get_generator(settings))
 
     def close(self) -> None:
