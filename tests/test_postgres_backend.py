@@ -20,7 +20,7 @@ import psycopg
 import pytest
 
 from citadel.backends import RetrievalError, get_backend
-from citadel.backends.postgres import MIGRATIONS, PostgresBackend, tsquery_text
+from citadel.backends.postgres import MIGRATIONS, PostgresBackend
 from citadel.config import Settings
 from citadel.embedders.hashing import HashingEmbedder
 from citadel.engine import Engine
@@ -135,11 +135,6 @@ def test_unreachable_server_gives_bounded_fallback(tmp_path, make_postgres_datab
         engine.close()
 
 
-def test_tsquery_text_never_passes_syntax():
-    assert tsquery_text("gift & cards | !valid:* (2024)") == "gift | cards | valid | 2024"
-    assert tsquery_text("?!") is None
-
-
 def assert_bounded_fallback(answer) -> None:
     assert answer.answer == RETRIEVAL_FAILED
     assert answer.citations == () and not answer.grounded and answer.abstained
@@ -210,3 +205,30 @@ def test_settings_select_postgres(tmp_path):
         get_backend(Settings(home=tmp_path, backend="postgres"))
     with pytest.raises(ConfigError, match="local, qdrant, postgres"):
         get_backend(Settings(home=tmp_path, backend="elastic"))
+
+
+def test_lexical_budget_keeps_the_rarest_terms(tmp_path, make_postgres_database):
+    settings = backend_settings("postgres", tmp_path / "home", make_postgres_database())
+    report = ingest([DEMO_KB], settings, embedder=HashingEmbedder(), progress=False)
+    full, tight = PostgresBackend(settings.postgres_dsn), PostgresBackend(
+        settings.postgres_dsn, lexical_budget=1)
+    question = "gift delivery"
+    vector = HashingEmbedder().embed_query(question)
+    try:
+        def lexical_hits(backend: PostgresBackend) -> dict[str, str]:
+            index = backend.open(report.snapshot_id, 0.5, 50)
+            try:
+                return {r.chunk_id: f"{r.chunk.title} {r.chunk.content}".lower()
+                        for r in index.search(question, vector, 40)
+                        if r.lexical_score is not None}
+            finally:
+                index.close()
+
+        everything, rarest = lexical_hits(full), lexical_hits(tight)
+        assert rarest and set(rarest) < set(everything)
+        # "gift" is rarer than "delivery" in the demo KB: only its matches remain.
+        assert all("gift" in text for text in rarest.values())
+        assert any("gift" not in text for text in everything.values())
+    finally:
+        full.close()
+        tight.close()

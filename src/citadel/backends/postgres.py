@@ -3,8 +3,9 @@
 Layout. The backend's own tables live in schema `citadel` and are created by versioned
 migrations (`MIGRATIONS`, applied once under an advisory lock and recorded in
 `citadel.schema_migrations`). Each snapshot is a schema `citadel_kb_<hex>` holding
-`documents` and `chunks`; a chunk row carries its payload (the chunk's fields as JSON), its
-dense vector (HNSW index, cosine) and a `tsvector` of its index text (GIN index). A snapshot
+`documents`, `chunks` and `terms`: a chunk row carries its payload (the chunk's fields as
+JSON) and its dense vector (HNSW index, cosine); `terms` holds the `tsvector` of each chunk's
+index text (GIN index) with the filter columns. A snapshot
 is written in one transaction and registered in `citadel.snapshots` in that same transaction,
 so a crash leaves either nothing or a whole snapshot. `activate` moves the pointer row
 `citadel.aliases['active']` and re-creates the views `citadel.active_chunks` /
@@ -12,8 +13,9 @@ so a crash leaves either nothing or a whole snapshot. `activate` moves the point
 
 Queries name the snapshot's schema (the one the catalog validated), never the views. One SQL
 statement takes the dense top-n through the HNSW index and the lexical top-n through
-full-text search (`ts_rank`, not BM25: PostgreSQL has no BM25) and fuses them by
-reciprocal-rank fusion; tenant and category filters are SQL predicates in both branches.
+full-text search (`ts_rank`, not BM25: PostgreSQL has no BM25; see LEXICAL_BUDGET) and
+fuses them by reciprocal-rank fusion; tenant and category filters are SQL predicates in both
+branches.
 """
 
 from __future__ import annotations
@@ -43,11 +45,16 @@ RRF_K = 60
 RRF_MAX = 2.0 / (RRF_K + 1)
 SPARE = 8  # over-fetch so malformed rows skipped on the way still leave k chunks
 TEXT_SEARCH_CONFIG = "english"
+# A question's lexemes are OR-ed, rarest first, while the rows they match add up to at most
+# LEXICAL_BUDGET (the rarest is always kept). ts_rank has no IDF and must score every
+# matching row, so frequent lexemes cost the most and say the least: at 100k chunks a claim
+# like "0-dimensional biomaterials show inductive properties" matches 20% of rows through
+# "show" and "0" alone. Below the budget (any corpus up to that many chunks) all are kept.
+LEXICAL_BUDGET = 5000
 SEMANTICS = {"engine": "postgres-fts", "config": TEXT_SEARCH_CONFIG, "rank": "ts_rank",
-             "query": "or-of-terms-v1"}
+             "query": "or-of-rarest-terms-v1", "match_budget": LEXICAL_BUDGET}
 LAYOUT_VERSION = 1
 ALIAS = "active"
-_QUERY_TERM = re.compile(r"[^\W_]+", re.UNICODE)
 
 # Versioned migrations of the backend's own tables: append, never edit a released one.
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
@@ -89,13 +96,6 @@ def vector_literal(vector: np.ndarray) -> str:
     return "[" + ",".join(repr(float(x)) for x in np.asarray(vector, dtype=np.float32)) + "]"
 
 
-def tsquery_text(text: str) -> str | None:
-    """An OR of the question's words for to_tsquery; only letters and digits reach it, so
-    user text can never be tsquery syntax. None when there is no word."""
-    words = list(dict.fromkeys(t.lower() for t in _QUERY_TERM.findall(text)))
-    return " | ".join(words) if words else None
-
-
 def _vector_binary(dim: int) -> Any:
     header = struct.pack(">HH", dim, 0)  # pgvector's binary format: dim, unused, float4 BE
     return lambda row: header + row.tobytes()
@@ -107,8 +107,9 @@ class PostgresBackend(Backend):
     lexical_semantics = SEMANTICS
 
     def __init__(self, dsn: str, *, timeout: float = 5.0, ef_search: int = 100,
-                 max_connections: int = 8) -> None:
+                 max_connections: int = 8, lexical_budget: int = LEXICAL_BUDGET) -> None:
         self.dsn = dsn
+        self.lexical_budget = lexical_budget
         self.timeout = timeout
         self.ef_search = ef_search
         self.max_connections = max_connections
@@ -254,9 +255,8 @@ class PostgresBackend(Backend):
                     chunk_id text, document_id text, tenant text, category text,
                     payload jsonb,
                     embedding vector({}),
-                    body text,
-                    lexical tsvector GENERATED ALWAYS AS (to_tsvector({}, body)) STORED)
-            """).format(s, sql.Literal(dim), sql.Literal(TEXT_SEARCH_CONFIG)))
+                    body text)
+            """).format(s, sql.Literal(dim)))
             with conn.cursor().copy(sql.SQL(
                 "COPY {}.documents (document_id, payload) FROM STDIN (FORMAT BINARY)"
             ).format(s)) as copy:
@@ -274,14 +274,28 @@ class PostgresBackend(Backend):
                 for i, (c, text) in enumerate(zip(chunks, index_texts, strict=True)):
                     copy.write_row((i, c.chunk_id, c.document_id, c.tenant, c.category,
                                     Jsonb(chunk_payload(c)), encode(big_endian[i]), text))
+            # The lexical index is a narrow table of its own: ranking reads every matching
+            # row, and reading them out of the wide chunk rows (payload, vector) costs ~10x.
+            # Filter columns are copied so that tenant/category apply inside the lexical scan.
+            conn.execute(sql.SQL(
+                "CREATE TABLE {s}.terms AS SELECT pos, tenant, category, "
+                "to_tsvector({config}, body) AS lexical FROM {s}.chunks ORDER BY pos"
+            ).format(s=s, config=sql.Literal(TEXT_SEARCH_CONFIG)))
             for statement in (
+                "ALTER TABLE {}.terms ADD PRIMARY KEY (pos)",
                 "CREATE INDEX ON {}.chunks USING hnsw (embedding vector_cosine_ops)",
-                "CREATE INDEX ON {}.chunks USING gin (lexical)",
+                "CREATE INDEX ON {}.terms USING gin (lexical)",
                 "CREATE INDEX ON {}.chunks (chunk_id)",
                 "CREATE INDEX ON {}.chunks (document_id, pos)",
             ):
                 conn.execute(sql.SQL(statement).format(s))
-            conn.execute(sql.SQL("ANALYZE {}.chunks").format(s))
+            # Document frequency of every lexeme, to pick a question's rarest terms.
+            conn.execute(sql.SQL(
+                "CREATE TABLE {}.lexicon AS SELECT word, ndoc FROM ts_stat({})"
+            ).format(s, sql.Literal(sql.SQL("SELECT lexical FROM {}.terms").format(s)
+                                    .as_string(conn))))
+            conn.execute(sql.SQL("ALTER TABLE {}.lexicon ADD PRIMARY KEY (word)").format(s))
+            conn.execute(sql.SQL("ANALYZE {}.chunks, {}.terms, {}.lexicon").format(s, s, s))
             conn.execute(
                 "INSERT INTO citadel.snapshots (snapshot_id, schema_name, layout, dimension, "
                 "documents, chunks) VALUES (%s, %s, %s, %s, %s, %s)",
@@ -307,7 +321,16 @@ class PostgresBackend(Backend):
 
 
 _SEARCH = """
-WITH dense AS MATERIALIZED (
+WITH qterms AS (
+    SELECT word, ndoc,
+           sum(ndoc) OVER (ORDER BY ndoc, word) AS running,
+           row_number() OVER (ORDER BY ndoc, word) AS i
+    FROM {s}.lexicon
+    WHERE word = ANY (tsvector_to_array(to_tsvector({config}, %(text)s)))
+), q AS (
+    SELECT string_agg(quote_literal(word), ' | ')::tsquery AS q
+    FROM qterms WHERE running <= %(budget)s OR i = 1
+), dense AS MATERIALIZED (
     SELECT pos, embedding <=> %(vec)s::vector AS distance
     FROM {s}.chunks
     WHERE {where}
@@ -318,7 +341,7 @@ WITH dense AS MATERIALIZED (
 ), lexical AS MATERIALIZED (
     SELECT pos, ts_rank(lexical, q) AS score,
            row_number() OVER (ORDER BY ts_rank(lexical, q) DESC, pos) AS r
-    FROM {s}.chunks, to_tsquery({config}, %(q)s) AS q
+    FROM {s}.terms, (SELECT q FROM q) AS query(q)
     WHERE lexical @@ q AND {where}
     ORDER BY score DESC, pos
     LIMIT %(n)s
@@ -348,6 +371,7 @@ class PostgresIndex(SearchIndex):
 
         self.snapshot_id = snapshot_id
         self.candidates = candidates
+        self.lexical_budget = owner.lexical_budget
         self._owner = owner
         s = sql.Identifier(schema_name(snapshot_id))
         self._search_sql = sql.SQL(_SEARCH).format(
@@ -361,7 +385,7 @@ class PostgresIndex(SearchIndex):
                                 ).format(s)
         self._count_sql = sql.SQL(
             "SELECT (SELECT count(*) FROM {}.documents), count(*), count(embedding), "
-            "count(lexical) FROM {}.chunks").format(s, s)
+            "(SELECT count(lexical) FROM {}.terms) FROM {}.chunks").format(s, s, s)
         owner._lease.hold()  # the pool stays open while this index is
         self._closed = False
 
@@ -385,8 +409,9 @@ class PostgresIndex(SearchIndex):
         tenant: str | None = None,
         category: str | None = None,
     ) -> SearchResult:
-        params = {"vec": vector_literal(vector), "q": tsquery_text(text), "n": self.candidates,
-                  "limit": k + SPARE, "tenant": tenant, "category": category}
+        params = {"vec": vector_literal(vector), "text": text, "budget": self.lexical_budget,
+                  "n": self.candidates, "limit": k + SPARE, "tenant": tenant,
+                  "category": category}
         with self._owner.connection() as conn:
             rows = conn.execute(self._search_sql, params).fetchall()
         ranked: list[RankedChunk] = []
