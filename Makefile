@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 export CITADEL_HOME ?= .citadel
 QUESTION ?= How long do I have to return an item?
 
-.PHONY: setup demo test lint bench clean postgres postgres-stop
+.PHONY: setup demo test lint bench bench-backends clean postgres postgres-stop
 
 setup: $(STAMP)
 
@@ -33,6 +33,9 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/scifact_retrieval.py
+
+bench-backends: $(STAMP)  ## local vs qdrant vs postgres at 100k chunks (needs `make postgres`)
+	$(BIN)/python benchmarks/backends_100k.py
 
 postgres: $(STAMP)  ## start PostgreSQL + pgvector on 127.0.0.1 (prints the DSN)
 	PYTHON=$(BIN)/python scripts/postgres.sh start
