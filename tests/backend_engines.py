@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from citadel.backends import get_backend
@@ -34,3 +38,32 @@ def build_engine(settings: Settings, paths: list[Path]) -> Engine:
     engine = Engine.open(settings, embedder=HashingEmbedder(), backend=backend)
     backend.close()  # effective once the engine's index closes
     return engine
+
+
+@contextmanager
+def silent_server() -> Iterator[int]:
+    """A TCP port that accepts connections and never says a word: a hung server."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(16)
+    sock.settimeout(0.2)
+    accepted: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept_and_ignore() -> None:
+        while not stop.is_set():
+            try:
+                accepted.append(sock.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept_and_ignore, daemon=True)
+    thread.start()
+    try:
+        yield sock.getsockname()[1]
+    finally:
+        stop.set()
+        thread.join()
+        for conn in accepted:
+            conn.close()
+        sock.close()

@@ -27,7 +27,7 @@ from citadel.engine import Engine
 from citadel.fallbacks import RETRIEVAL_FAILED
 from citadel.ingest import ingest
 
-from .backend_engines import backend_settings, build_engine
+from .backend_engines import backend_settings, build_engine, silent_server
 from .conftest import DEMO_KB, ROOT
 
 GIFT = "How long are gift cards valid?"
@@ -133,6 +133,22 @@ def test_unreachable_server_gives_bounded_fallback(tmp_path, make_postgres_datab
         assert_bounded_fallback(engine.answer(GIFT))
     finally:
         engine.close()
+
+
+def test_server_that_never_answers_times_out_to_bounded_fallback(tmp_path,
+                                                                  make_postgres_database):
+    home = tmp_path / "home"
+    ingest([DEMO_KB], backend_settings("postgres", home, make_postgres_database()),
+           embedder=HashingEmbedder(), progress=False)
+    with silent_server() as port:
+        settings = Settings(home=home, embedder="hashing", backend="postgres",
+                            postgres_dsn=f"postgresql://postgres@127.0.0.1:{port}/citadel",
+                            backend_timeout=1)
+        engine = Engine.open(settings, embedder=HashingEmbedder())
+        try:
+            assert_bounded_fallback(engine.answer(GIFT))
+        finally:
+            engine.close()
 
 
 def assert_bounded_fallback(answer) -> None:

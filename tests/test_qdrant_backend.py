@@ -8,7 +8,6 @@ which is how an unavailable server looks to the client.
 from __future__ import annotations
 
 import socket
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +22,7 @@ from citadel.fallbacks import RETRIEVAL_FAILED
 from citadel.ingest import ingest
 from citadel.snapshots import Catalog, SnapshotError
 
-from .backend_engines import backend_settings, build_engine
+from .backend_engines import backend_settings, build_engine, silent_server
 from .conftest import DEMO_KB
 
 pytest.importorskip("qdrant_client")
@@ -203,35 +202,12 @@ def test_server_that_never_answers_times_out_to_bounded_fallback(tmp_path):
     home = tmp_path / "home"
     ingest([DEMO_KB], backend_settings("qdrant-path", home), embedder=HashingEmbedder(),
            progress=False)
-    silent = socket.socket()
-    silent.bind(("127.0.0.1", 0))
-    silent.listen(8)
-    accepted: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept_and_ignore() -> None:
-        silent.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                accepted.append(silent.accept()[0])
-            except OSError:
-                continue
-
-    thread = threading.Thread(target=accept_and_ignore, daemon=True)
-    thread.start()
-    try:
+    with silent_server() as port:
         settings = Settings(home=home, embedder="hashing", backend="qdrant",
-                            qdrant_url=f"http://127.0.0.1:{silent.getsockname()[1]}",
-                            backend_timeout=1)
+                            qdrant_url=f"http://127.0.0.1:{port}", backend_timeout=1)
         engine = Engine.open(settings, embedder=HashingEmbedder())
         _assert_bounded_fallback(engine)
         engine.close()
-    finally:
-        stop.set()
-        thread.join()
-        for conn in accepted:
-            conn.close()
-        silent.close()
 
 
 def test_settings_select_qdrant_from_environment_and_config_file(tmp_path):
