@@ -20,6 +20,7 @@ branches.
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 import struct
@@ -38,6 +39,10 @@ from citadel.records import Chunk, Document, RankedChunk
 if TYPE_CHECKING:
     import psycopg
     from psycopg_pool import ConnectionPool
+
+# The pool logs each failed reconnect as a warning; with no logging configured (the CLI)
+# Python would print them all to stderr. Apps that configure logging still receive them.
+logging.getLogger("psycopg.pool").addHandler(logging.NullHandler())
 
 RRF_K = 60
 # 1/(k + rank) with rank from 1: a chunk first in both lists scores 2/(k+1). Dividing by that
