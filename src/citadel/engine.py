@@ -15,7 +15,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from citadel.backends import RetrievalError, SearchIndex, get_backend
+from citadel.backends import Backend, RetrievalError, SearchIndex, SearchResult, get_backend
+from citadel.backends.readiness import alias_mismatch
 from citadel.citations import GateResult, gate
 from citadel.config import Settings
 from citadel.conflict_answer import compose as compose_conflict_answer
@@ -101,6 +102,7 @@ class Engine:
         generator: Generator | None = None,
         reranker: Reranker | None = None,
         request_log: RequestLog | None = None,
+        backend: Backend | None = None,
     ) -> Engine:
         """Open the active snapshot, refusing one that is incomplete or incompatible.
 
@@ -116,15 +118,24 @@ class Engine:
         if info is None or info.state != "complete":
             raise NotReady(f"active snapshot {snapshot_id} is not complete")
         embedder = embedder or get_embedder(settings.embedder)
-        diffs = incompatibilities(info.fingerprint, runtime_fingerprint(embedder))
+        owned = backend is None
+        backend = backend or get_backend(settings)
+        diffs = incompatibilities(
+            info.fingerprint, runtime_fingerprint(embedder, backend.lexical_semantics)
+        )
         if diffs:
             raise NotReady(
                 f"active snapshot {snapshot_id} does not match the running configuration: "
                 + "; ".join(diffs)
             )
-        index = get_backend(settings).open(
-            snapshot_id, settings.dense_weight, settings.candidates
-        )
+        # Opened first so that the alias check reuses the index's connection.
+        index = backend.open(snapshot_id, settings.dense_weight, settings.candidates)
+        if owned:
+            backend.close()  # takes effect when the index closes: it holds the connection
+        mismatch = alias_mismatch(backend, snapshot_id)
+        if mismatch:
+            index.close()
+            raise NotReady(mismatch)
         if request_log is None and settings.log_requests:
             request_log = RequestLog.from_settings(settings)
         return cls(settings, index, embedder, generator or get_generator(settings),
@@ -185,7 +196,8 @@ class Engine:
         depth = max(k, self.settings.rerank_depth) if self.reranker is not None else k
         try:
             with trace.stage("retrieve"):
-                ranked = self._search(question, depth, tenant, category)
+                retrieved = self._search(question, depth, tenant, category)
+            ranked = retrieved.ranked
             if self.reranker is not None:
                 with trace.stage("rerank"):
                     outcome = rerank_stage(self.reranker, question, ranked,
@@ -202,7 +214,8 @@ class Engine:
             return Answer(answer=RETRIEVAL_FAILED, grounded=False, abstained=True,
                           degraded=True, missing=describe_missing(question),
                           next_step=RETRIEVAL_NEXT_STEP, trace=trace.freeze())
-        trace.fields["retrieved"] = tuple(r.chunk_id for r in ranked)
+        trace.fields.update(retrieved=tuple(r.chunk_id for r in ranked),
+                            malformed_skipped=retrieved.malformed_skipped)
 
         with trace.stage("build_context"):
             context = build_context(
@@ -276,15 +289,17 @@ class Engine:
         self, question: str, top_k: int | None, tenant: str | None, category: str | None
     ) -> list[RankedChunk]:
         """The fused top-k plus stand-ins for superseded sections (no reranking)."""
-        return self._with_successors(self._search(question, top_k, tenant, category))
+        return self._with_successors(self._search(question, top_k, tenant, category).ranked)
 
     def _search(
         self, question: str, top_k: int | None, tenant: str | None, category: str | None
-    ) -> list[RankedChunk]:
+    ) -> SearchResult:
         k = top_k or self.settings.top_k
         try:
             vector = self.embedder.embed_query(question)
-            return self.index.search(question, vector, k, tenant=tenant, category=category)
+            return self.index.search_result(
+                question, vector, k, tenant=tenant, category=category
+            )
         except RetrievalError:
             raise
         except Exception as exc:  # any backend fault is a retrieval failure, never a crash

@@ -11,6 +11,7 @@ import numpy as np
 from tqdm import tqdm
 
 from citadel.backends import Backend, get_backend
+from citadel.backends.readiness import alias_mismatch
 from citadel.chunking import ChunkingParams, chunk_document
 from citadel.config import Settings
 from citadel.embedders import Embedder, get_embedder
@@ -82,12 +83,12 @@ def ingest(
     chunks = chunk_documents(corpus.documents, params)
     if not chunks:
         raise IngestError("the files contain no text to index", corpus.skipped)
-    fp = fingerprint(list(corpus.documents), embedder, params)
+    fp = fingerprint(list(corpus.documents), embedder, params, backend.lexical_semantics)
     snapshot_id = fp.snapshot_id
 
     existing = catalog.get(snapshot_id)
     if existing and existing.state == "complete" and backend.has_snapshot(snapshot_id):
-        activated = _activate(catalog, snapshot_id) if activate else False
+        activated = _activate(catalog, snapshot_id, backend) if activate else False
         return IngestReport(snapshot_id, len(corpus.documents), len(chunks), corpus.skipped,
                             reused=True, activated=activated,
                             seconds=time.perf_counter() - started)
@@ -106,7 +107,7 @@ def ingest(
     except BaseException as exc:
         catalog.fail(snapshot_id, f"{type(exc).__name__}: {exc}")
         raise
-    activated = _activate(catalog, snapshot_id) if activate else False
+    activated = _activate(catalog, snapshot_id, backend) if activate else False
     return IngestReport(snapshot_id, len(corpus.documents), len(chunks), corpus.skipped,
                         reused=False, activated=activated, seconds=time.perf_counter() - started,
                         embedded=len(chunks), stage_seconds=stage_seconds)
@@ -161,8 +162,8 @@ def validate_snapshot(
         index.close()
 
 
-def _activate(catalog: Catalog, snapshot_id: str) -> bool:
-    if catalog.alias() == snapshot_id:
+def _activate(catalog: Catalog, snapshot_id: str, backend: Backend) -> bool:
+    if catalog.alias() == snapshot_id and alias_mismatch(backend, snapshot_id) is None:
         return False
-    catalog.switch(snapshot_id)
+    catalog.switch(snapshot_id, mirror=backend.activate)
     return True

@@ -11,7 +11,7 @@ import datetime as dt
 import hashlib
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
@@ -77,24 +77,31 @@ def corpus_sha256(documents: Iterable[Document]) -> str:
 
 
 def fingerprint(
-    documents: list[Document], embedder: Embedder, chunking: ChunkingParams
+    documents: list[Document],
+    embedder: Embedder,
+    chunking: ChunkingParams,
+    lexical: dict[str, Any] | None = None,
 ) -> Fingerprint:
+    """`lexical` is the backend's lexical semantics (`Backend.lexical_semantics`)."""
     return Fingerprint(
         corpus_sha256=corpus_sha256(documents),
         documents=len(documents),
         embedder=embedder.fingerprint(),
         chunking=chunking.fingerprint(),
+        lexical=LEXICAL_SEMANTICS if lexical is None else lexical,
     )
 
 
-def runtime_fingerprint(embedder: Embedder) -> dict[str, Any]:
+def runtime_fingerprint(
+    embedder: Embedder, lexical: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """What the running configuration offers, to compare with `Fingerprint.runtime_part`."""
     return {
         "knowledge_schema_version": KNOWLEDGE_SCHEMA_VERSION,
         "embedder": embedder.fingerprint(),
         "dense_schema": DENSE_SCHEMA,
         "sparse_schema": SPARSE_SCHEMA,
-        "lexical": LEXICAL_SEMANTICS,
+        "lexical": LEXICAL_SEMANTICS if lexical is None else lexical,
     }
 
 
@@ -233,8 +240,13 @@ class Catalog:
             ).fetchall()
         return [r[0] for r in rows]
 
-    def switch(self, snapshot_id: str, name: str = ACTIVE) -> None:
-        """Point the alias at a complete snapshot, atomically."""
+    def switch(
+        self, snapshot_id: str, name: str = ACTIVE, mirror: Callable[[str], None] | None = None
+    ) -> None:
+        """Point the alias at a complete snapshot, atomically.
+
+        `mirror` (a backend's `activate`) switches the engine's own alias inside this
+        transaction: if it fails, the catalog keeps the old snapshot too."""
         with self._db() as db:
             db.execute("BEGIN IMMEDIATE")
             try:
@@ -258,6 +270,8 @@ class Catalog:
                     "INSERT INTO alias_history (name, snapshot_id, switched_at) VALUES (?, ?, ?)",
                     (name, snapshot_id, now),
                 )
+                if mirror is not None:
+                    mirror(snapshot_id)
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")
