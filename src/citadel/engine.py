@@ -29,8 +29,8 @@ from citadel.fallbacks import (
     sources_consulted,
 )
 from citadel.generators import Generator, get_generator
+from citadel.readiness import readiness
 from citadel.records import Answer, Context, RankedChunk, Trace
-from citadel.snapshots import Catalog, incompatibilities, runtime_fingerprint
 
 
 class NotReady(RuntimeError):
@@ -86,22 +86,11 @@ class Engine:
     ) -> Engine:
         """Open the active snapshot, refusing one that is incomplete or incompatible."""
         settings = settings or Settings.load()
-        catalog = Catalog(settings.home)
-        snapshot_id = catalog.alias()
-        if snapshot_id is None:
-            raise NotReady(
-                f"no active knowledge base in {settings.home}: run `citadel ingest PATH` first"
-            )
-        info = catalog.get(snapshot_id)
-        if info is None or info.state != "complete":
-            raise NotReady(f"active snapshot {snapshot_id} is not complete")
         embedder = embedder or get_embedder(settings.embedder)
-        diffs = incompatibilities(info.fingerprint, runtime_fingerprint(embedder))
-        if diffs:
-            raise NotReady(
-                f"active snapshot {snapshot_id} does not match the running configuration: "
-                + "; ".join(diffs)
-            )
+        ready = readiness(settings, embedder)
+        if not ready.ok or ready.active is None:
+            raise NotReady(ready.reason)
+        snapshot_id = ready.active
         index = get_backend(settings).open(
             snapshot_id, settings.dense_weight, settings.candidates
         )
