@@ -10,6 +10,8 @@ import click
 from citadel.backends import RetrievalError
 from citadel.cli.ask import ask
 from citadel.cli.ingest import ingest
+from citadel.cli.kb import kb
+from citadel.cli.verify import verify
 from citadel.config import ConfigError
 from citadel.embedders import EmbedderUnavailable
 from citadel.engine import InvalidQuestion, NotReady
@@ -56,3 +58,5 @@ def main() -> None:
 
 main.add_command(ingest)
 main.add_command(ask)
+main.add_command(kb)
+main.add_command(verify)
