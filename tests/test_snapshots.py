@@ -10,6 +10,7 @@ from citadel.build_lock import build_lock, is_locked
 from citadel.config import Settings
 from citadel.embedders.hashing import HashingEmbedder
 from citadel.ingest import ingest
+from citadel.loaders import load_corpus
 from citadel.snapshots import Catalog, Fingerprint, SnapshotError
 
 from .conftest import DEMO_KB
@@ -94,7 +95,7 @@ def test_schema_and_lexical_semantics_are_part_of_the_id(hashing_engine):
     fp = Fingerprint.model_validate(info.fingerprint)
     assert fp.snapshot_id == info.snapshot_id
     variants = {
-        "knowledge_schema_version": 2,
+        "knowledge_schema_version": fp.knowledge_schema_version + 1,
         "dense_schema": {**fp.dense_schema, "dtype": "float16"},
         "sparse_schema": {**fp.sparse_schema, "version": 2},
         "lexical": {**fp.lexical, "k1": 0.9},
@@ -107,14 +108,15 @@ def test_schema_and_lexical_semantics_are_part_of_the_id(hashing_engine):
 
 def test_manifest_is_readable_json_next_to_the_data(demo_kb, tmp_path):
     report = build(demo_kb, tmp_path)
+    n_docs = len(load_corpus([demo_kb]).documents)
     path = tmp_path / "snapshots" / report.snapshot_id / "manifest.json"
     manifest = json.loads(path.read_text())
     assert (path.parent / "chunks.sqlite").is_file()  # next to the data
     assert manifest["snapshot_id"] == report.snapshot_id
     assert Fingerprint.model_validate(manifest["fingerprint"]).snapshot_id == report.snapshot_id
-    assert manifest["counts"] == {"documents": 21, "chunks": report.chunks,
+    assert manifest["counts"] == {"documents": n_docs, "chunks": report.chunks,
                                   "dense": report.chunks, "lexical": report.chunks}
-    assert manifest["created_at"] and len(manifest["documents"]) == 21
+    assert manifest["created_at"] and len(manifest["documents"]) == n_docs
     refunds = next(d for d in manifest["documents"] if d["document_id"] == "refunds-policy")
     assert refunds["source"] == "refunds-policy.md" and len(refunds["content_sha256"]) == 64
     fp = manifest["fingerprint"]

@@ -72,7 +72,7 @@ def test_verify_catches_forged_hash_offsets_and_quote(demo_kb, tmp_path):
     forged = [
         {**c, "content_sha256": "0" * 64},
         {**c, "start": c["start"] + 1, "end": c["end"] + 1},
-        {**c, "quote": c["quote"].replace("30", "90")},
+        {**c, "quote": "not " + c["quote"][4:]},
         {**c, "chunk_id": "refunds-policy#999"},
         {**c, "start": 0, "end": 5, "quote": c["quote"][:5]},
     ]
