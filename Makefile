@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 export CITADEL_HOME ?= .citadel
 QUESTION ?= How long do I have to return an item?
 
-.PHONY: setup demo test lint bench poison clean postgres postgres-stop eval chromium bench-backends
+.PHONY: setup demo test lint bench poison clean postgres postgres-stop eval chromium bench-backends bench-reingest
 
 setup: $(STAMP)
 
@@ -36,6 +36,9 @@ bench: $(STAMP)
 
 bench-backends: $(STAMP)  ## local vs qdrant vs postgres at 100k chunks (needs `make postgres`)
 	$(BIN)/python benchmarks/backends_100k.py
+
+bench-reingest: $(STAMP)  ## SciFact: full ingest vs re-ingest after changing 1% (minutes)
+	$(BIN)/python benchmarks/reingest_scifact.py
 
 postgres: $(STAMP)  ## start PostgreSQL + pgvector on 127.0.0.1 (prints the DSN)
 	PYTHON=$(BIN)/python scripts/postgres.sh start

@@ -32,11 +32,11 @@ from citadel.fallbacks import (
     sources_consulted,
 )
 from citadel.generators import Generator, get_generator
+from citadel.readiness import readiness
 from citadel.records import Answer, Conflict, Context, RankedChunk, Trace
 from citadel.requestlog import RequestLog
 from citadel.rerankers import Reranker, get_reranker
 from citadel.rerankers.stage import rerank_stage
-from citadel.snapshots import Catalog, incompatibilities, runtime_fingerprint
 from citadel.streaming import StreamEvent, answer_events
 from citadel.supersession import add_successor_sections
 
@@ -108,26 +108,16 @@ class Engine:
 
         The reranker and the request log come from the settings unless given."""
         settings = settings or Settings.load()
-        catalog = Catalog(settings.home)
-        snapshot_id = catalog.alias()
-        if snapshot_id is None:
-            raise NotReady(
-                f"no active knowledge base in {settings.home}: run `citadel ingest PATH` first"
-            )
-        info = catalog.get(snapshot_id)
-        if info is None or info.state != "complete":
-            raise NotReady(f"active snapshot {snapshot_id} is not complete")
         embedder = embedder or get_embedder(settings.embedder)
         owned = backend is None
         backend = backend or get_backend(settings)
-        diffs = incompatibilities(
-            info.fingerprint, runtime_fingerprint(embedder, backend.lexical_semantics)
-        )
-        if diffs:
-            raise NotReady(
-                f"active snapshot {snapshot_id} does not match the running configuration: "
-                + "; ".join(diffs)
-            )
+        ready = readiness(settings, embedder, backend)
+        # An unreachable server does not stop the engine: requests fall back until it returns.
+        if (not ready.ok and not ready.backend_unreachable) or ready.active is None:
+            if owned:
+                backend.close()
+            raise NotReady(ready.reason)
+        snapshot_id = ready.active
         # Opened first so that the alias check reuses the index's connection.
         index = backend.open(snapshot_id, settings.dense_weight, settings.candidates)
         if owned:

@@ -32,5 +32,16 @@ def get_backend(settings: Settings) -> Backend:
     )
 
 
+def lexical_semantics(settings: Settings) -> dict:
+    """The configured backend's lexical-index semantics, without connecting to it."""
+    if settings.backend == "qdrant":
+        from citadel.sparse import SEMANTICS
+    elif settings.backend == "postgres":
+        from citadel.backends.postgres import SEMANTICS
+    else:
+        from citadel.lexical import SEMANTICS
+    return SEMANTICS
+
+
 __all__ = ["BACKENDS", "Backend", "RetrievalError", "SearchIndex", "SearchResult",
-           "get_backend"]
+           "get_backend", "lexical_semantics"]
