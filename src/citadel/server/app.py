@@ -55,7 +55,8 @@ def create_app(source: Settings | Engine | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         try:
-            provider.get()
+            # Load the embedding model now (it loads lazily), not on the first request.
+            provider.get().embedder.embed_query("warm up")
         except NotReady as exc:
             log.warning("starting without a servable knowledge base: %s", exc)
         yield
