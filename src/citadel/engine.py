@@ -19,6 +19,7 @@ from citadel.backends import RetrievalError, SearchIndex, get_backend
 from citadel.citations import GateResult, gate
 from citadel.config import Settings
 from citadel.context import build_context
+from citadel.draft_review import attempt_record
 from citadel.embedders import Embedder, get_embedder
 from citadel.fallbacks import (
     NO_SOURCES,
@@ -29,7 +30,16 @@ from citadel.fallbacks import (
     sources_consulted,
 )
 from citadel.generators import Generator, get_generator
-from citadel.records import Answer, Context, RankedChunk, Trace
+from citadel.records import (
+    Answer,
+    Context,
+    Draft,
+    DroppedCitation,
+    GenerationAttempt,
+    RankedChunk,
+    RetryFeedback,
+    Trace,
+)
 from citadel.snapshots import Catalog, incompatibilities, runtime_fingerprint
 
 
@@ -165,20 +175,42 @@ class Engine:
             return self._abstain(question, context, trace, NO_SOURCES)
 
         try:
-            with trace.stage("generate"):
-                draft = self.generator.generate(question, context)
+            draft, result, accepted = self.generate_and_gate(question, context, trace)
         except Exception as exc:  # a generator fault costs the answer, never integrity
             trace.fields.update(degraded=True, fallback_used=True,
                                 degraded_reasons=(f"generator: {type(exc).__name__}: {exc}",))
             answer = self._abstain(question, context, trace)
             return answer.model_copy(update={"degraded": True})
-        with trace.stage("gate"):
-            result = gate(draft, context, self.index.snapshot_id)
-        trace.fields.update(citations_emitted=len(result.citations),
-                            citations_dropped=result.dropped)
-        if draft.abstain or not result.sentences:
+        if not accepted or draft.abstain or not result.sentences:
             return self._abstain(question, context, trace)
+        trace.fields["citations_emitted"] = len(result.citations)
         return self._grounded(result, context, trace)
+
+    def generate_and_gate(
+        self, question: str, context: Context, trace: _RequestTrace
+    ) -> tuple[Draft, GateResult, bool]:
+        """Generate, gate, and let the generator review the gated draft; a generator with
+        `max_attempts` > 1 is asked again with the problems named. Returns the last draft,
+        its gate result, and whether it was accepted. Every attempt's drops go to the trace."""
+        attempts: list[GenerationAttempt] = []
+        dropped: list[DroppedCitation] = []
+        feedback: RetryFeedback | None = None
+        for n in range(max(1, self.generator.max_attempts)):
+            suffix = "" if n == 0 else f"_retry{n}"
+            with trace.stage("generate" + suffix):
+                draft = (self.generator.generate(question, context) if feedback is None
+                         else self.generator.generate(question, context, feedback))
+            with trace.stage("gate" + suffix):
+                result = gate(draft, context, self.index.snapshot_id)
+            feedback = self.generator.review(draft, result)
+            attempts.append(attempt_record(draft, result, feedback))
+            dropped.extend(result.dropped)
+            trace.fields.update(attempts=tuple(attempts), citations_dropped=tuple(dropped),
+                                prompt_version=draft.prompt_version,
+                                retry_reason=attempts[0].problem if n else None)
+            if feedback is None:
+                break
+        return draft, result, feedback is None
 
     def retrieve(
         self, question: str, top_k: int | None, tenant: str | None, category: str | None

@@ -112,6 +112,12 @@ class Draft(Record):
     confidence: float | None = None
     generator: str
     prompt_version: str
+    failure: str | None = Field(
+        default=None, description="Why the generator's output was unusable (e.g. not JSON)."
+    )
+    unattached: tuple[DraftCitation, ...] = Field(
+        default=(), description="Citations the generator gave that no sentence refers to."
+    )
 
 
 class Citation(Record):
@@ -138,6 +144,7 @@ DropReason = Literal[
     "quote_not_found",
     "duplicate",
     "uncited_sentence",
+    "unattached",
 ]
 
 
@@ -146,6 +153,24 @@ class DroppedCitation(Record):
     quote: str
     reason: DropReason
     detail: str = ""
+
+
+class RetryFeedback(Record):
+    """Why a gated draft was not accepted, handed back to a generator that may try again."""
+
+    reasons: tuple[str, ...] = Field(description="Short codes, e.g. uncited_sentence.")
+    problems: tuple[str, ...] = Field(description="One plain sentence per problem found.")
+
+
+class GenerationAttempt(Record):
+    """One generate-then-gate round of a request, as recorded in its trace."""
+
+    prompt_version: str
+    citations_attempted: int = 0
+    citations_verified: int = 0
+    dropped: dict[str, int] = Field(default_factory=dict, description="Drops by reason.")
+    abstained: bool = False
+    problem: str | None = Field(default=None, description="Why it was not accepted, if not.")
 
 
 class Conflict(Record):
@@ -184,6 +209,8 @@ class Trace(Record):
     context_labels: dict[str, str] = Field(default_factory=dict)
     citations_emitted: int = 0
     citations_dropped: tuple[DroppedCitation, ...] = ()
+    attempts: tuple[GenerationAttempt, ...] = ()
+    retry_reason: str | None = None
     latencies_ms: dict[str, float] = Field(default_factory=dict)
 
 

@@ -1,0 +1,129 @@
+"""A generator backed by any server speaking the OpenAI chat-completions protocol (hosted
+APIs, vLLM, the llama.cpp server, Ollama).
+
+The model sees the context blocks labelled `[S1]`... (highest authority first) under a
+versioned prompt, and answers `{answer, citations: [{id, quote}], confidence}` — through the
+server's JSON-schema mode when it has one (ids restricted to this request's labels), else
+JSON-object mode, else plain text parsed defensively. It returns a `Draft` of labels and
+quotes like every generator; the gate verifies them. When the gated draft is refused
+(`draft_review`), the engine calls `generate` once more with the problems named, under the
+stricter retry prompt.
+
+A transport failure (timeout, connection error, 429/5xx after bounded retries) raises
+`ChatError`: the engine turns it into a degraded abstention, never into citation-shaped text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from citadel.chat_client import ChatClient, FormatRejected, Message
+from citadel.citations import GateResult
+from citadel.draft_review import review
+from citadel.generators.base import Generator
+from citadel.prompts import Prompt
+from citadel.records import Context, Draft, RetryFeedback
+from citadel.structured_output import (
+    ANSWER_SCHEMA_NAME,
+    OutputError,
+    answer_schema,
+    parse_structured,
+    to_draft,
+)
+
+JSON_MODES = ("auto", "json_schema", "json_object", "off")
+
+
+def render_context(context: Context) -> str:
+    """The blocks, highest authority first (stable), each headed by its label and its
+    title › section and effective date. Source paths are not shown: the model must cite
+    labels, never file names."""
+    order = sorted(enumerate(context.blocks), key=lambda ib: (-ib[1].chunk.authority, ib[0]))
+    parts = []
+    for _, block in order:
+        chunk = block.chunk
+        heading = " › ".join(p for p in (chunk.title, chunk.section) if p)
+        if chunk.effective_date:
+            heading += f" (effective {chunk.effective_date.isoformat()})"
+        parts.append(f"[{block.label}] {heading}\n{chunk.content.strip()}")
+    return "\n\n".join(parts)
+
+
+def format_problems(feedback: RetryFeedback) -> str:
+    return "\n".join(f"- {p}" for p in feedback.problems)
+
+
+class OpenAIGenerator(Generator):
+    max_attempts = 2
+
+    def __init__(
+        self,
+        client: ChatClient,
+        prompt: Prompt,
+        retry_prompt: Prompt,
+        *,
+        json_mode: str = "auto",
+        support_threshold: float = 0.5,
+    ) -> None:
+        if json_mode not in JSON_MODES:
+            raise ValueError(f"json_mode must be one of {JSON_MODES}, not {json_mode!r}")
+        self.client = client
+        self.prompt = prompt
+        self.retry_prompt = retry_prompt
+        self.json_mode = json_mode
+        self.support_threshold = support_threshold
+        self.name = f"openai:{client.config.model}"
+        self.prompt_version = prompt.version
+
+    def __repr__(self) -> str:
+        return f"OpenAIGenerator({self.client!r}, prompt={self.prompt.version!r})"
+
+    def messages(
+        self, question: str, context: Context, feedback: RetryFeedback | None = None
+    ) -> tuple[Prompt, list[Message]]:
+        prompt = self.retry_prompt if feedback is not None else self.prompt
+        values = {
+            "labels": ", ".join(b.label for b in context.blocks),
+            "context": render_context(context),
+            "question": question,
+            "problems": format_problems(feedback) if feedback is not None else "",
+        }
+        return prompt, prompt.render(**values)
+
+    def generate(
+        self, question: str, context: Context, feedback: RetryFeedback | None = None
+    ) -> Draft:
+        prompt, messages = self.messages(question, context, feedback)
+        labels = [b.label for b in context.blocks]
+        text = self._complete(messages, labels)
+        try:
+            parsed = parse_structured(text)
+        except OutputError as exc:
+            return Draft(failure=str(exc), generator=self.name, prompt_version=prompt.version)
+        return to_draft(parsed, generator=self.name, prompt_version=prompt.version)
+
+    def review(self, draft: Draft, result: GateResult) -> RetryFeedback | None:
+        return review(draft, result, support_threshold=self.support_threshold)
+
+    def response_formats(self, labels: list[str]) -> list[dict[str, Any] | None]:
+        """What to ask for, best first; `auto` falls back when the server refuses one."""
+        schema = {"type": "json_schema",
+                  "json_schema": {"name": ANSWER_SCHEMA_NAME, "strict": True,
+                                  "schema": answer_schema(labels)}}
+        by_mode: dict[str, list[dict[str, Any] | None]] = {
+            "auto": [schema, {"type": "json_object"}, None],
+            "json_schema": [schema],
+            "json_object": [{"type": "json_object"}],
+            "off": [None],
+        }
+        return by_mode[self.json_mode]
+
+    def _complete(self, messages: list[Message], labels: list[str]) -> str:
+        formats = self.response_formats(labels)
+        for i, response_format in enumerate(formats):
+            try:
+                return self.client.complete(messages, response_format=response_format)
+            except FormatRejected:
+                if i == len(formats) - 1:
+                    raise
+        raise AssertionError("unreachable")
