@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 export CITADEL_HOME ?= .citadel
 QUESTION ?= How long do I have to return an item?
 
-.PHONY: setup demo test lint bench clean postgres postgres-stop
+.PHONY: setup demo test lint bench clean postgres postgres-stop llm-demo
 
 setup: $(STAMP)
 
@@ -33,6 +33,11 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/scifact_retrieval.py
+
+# Outside CI: a real (tiny) language model behind Citadel. The first run builds
+# llama-cpp-python (~15 min on 2 cores) into ~/.cache/citadel/llama-venv.
+llm-demo: $(STAMP)
+	CITADEL_PY=$(BIN)/python scripts/llm-demo.sh
 
 postgres: $(STAMP)  ## start PostgreSQL + pgvector on 127.0.0.1 (prints the DSN)
 	PYTHON=$(BIN)/python scripts/postgres.sh start
