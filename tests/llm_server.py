@@ -63,6 +63,10 @@ class Reply:
     content: Content
     chunks: Sequence[str] | Callable[[str], Sequence[str]] | None = None
     chunk_size: int = 3
+    # Streaming only: after this many chunks, wait until `release` is set (lets a test look
+    # at what the client made of a half-sent stream, without timing assumptions).
+    hold_after: int | None = None
+    release: threading.Event | None = None
 
 
 @dataclass
@@ -211,7 +215,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.close_connection = True
         first = {"role": "assistant", "content": ""}
-        for delta in [first] + [{"content": p} for p in pieces]:
+        for n, delta in enumerate([first] + [{"content": p} for p in pieces]):
+            if n - 1 == step.hold_after and step.release is not None:
+                step.release.wait(timeout=30)
             event = {"id": "chatcmpl-test", "object": "chat.completion.chunk",
                      "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
             self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())

@@ -35,8 +35,9 @@ def _openai_generator(settings: Settings) -> Generator:
     if settings.llm_json_mode not in JSON_MODES:
         raise ConfigError(f"llm_json_mode must be one of {', '.join(JSON_MODES)}")
     try:
-        prompt, retry_prompt = load_prompt(settings.llm_prompt), load_prompt(
-            settings.llm_retry_prompt)
+        prompt, retry_prompt, stream_prompt = (
+            load_prompt(settings.llm_prompt), load_prompt(settings.llm_retry_prompt),
+            load_prompt(settings.llm_stream_prompt))
     except PromptError as exc:
         raise ConfigError(str(exc)) from None
     key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
@@ -52,7 +53,7 @@ def _openai_generator(settings: Settings) -> Generator:
         max_tokens=settings.llm_max_tokens,
     )
     return OpenAIGenerator(ChatClient(config), prompt, retry_prompt,
-                           json_mode=settings.llm_json_mode,
+                           stream_prompt=stream_prompt, json_mode=settings.llm_json_mode,
                            support_threshold=settings.llm_support_threshold)
 
 

@@ -15,18 +15,21 @@ A transport failure (timeout, connection error, 429/5xx after bounded retries) r
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from citadel.chat_client import ChatClient, FormatRejected, Message
 from citadel.citations import GateResult
 from citadel.draft_review import review
 from citadel.generators.base import Generator
+from citadel.inline_markers import SentenceStream, draft_sentence
 from citadel.prompts import Prompt
-from citadel.records import Context, Draft, RetryFeedback
+from citadel.records import Context, Draft, DraftSentence, RetryFeedback
 from citadel.structured_output import (
     ANSWER_SCHEMA_NAME,
     OutputError,
     answer_schema,
+    is_factual,
     parse_structured,
     to_draft,
 )
@@ -62,6 +65,7 @@ class OpenAIGenerator(Generator):
         prompt: Prompt,
         retry_prompt: Prompt,
         *,
+        stream_prompt: Prompt | None = None,
         json_mode: str = "auto",
         support_threshold: float = 0.5,
     ) -> None:
@@ -70,6 +74,7 @@ class OpenAIGenerator(Generator):
         self.client = client
         self.prompt = prompt
         self.retry_prompt = retry_prompt
+        self.stream_prompt = stream_prompt
         self.json_mode = json_mode
         self.support_threshold = support_threshold
         self.name = f"openai:{client.config.model}"
@@ -101,6 +106,50 @@ class OpenAIGenerator(Generator):
         except OutputError as exc:
             return Draft(failure=str(exc), generator=self.name, prompt_version=prompt.version)
         return to_draft(parsed, generator=self.name, prompt_version=prompt.version)
+
+    def stream_draft(
+        self, question: str, context: Context, feedback: RetryFeedback | None = None
+    ) -> Iterator[DraftSentence | Draft]:
+        """Stream the model's answer: each sentence as soon as it is complete (with its inline
+        `[S1: "quote"]` markers read as citations), then the whole `Draft` as the last item."""
+        if self.stream_prompt is None:
+            raise ValueError("this generator has no stream prompt")
+        prompt = self.stream_prompt
+        problems = ""
+        if feedback is not None:
+            problems = ("Your previous answer to this question was rejected because:\n"
+                        + format_problems(feedback) + "\nFollow every rule exactly.")
+        messages = prompt.render(labels=", ".join(b.label for b in context.blocks),
+                                 context=render_context(context), question=question,
+                                 problems=problems)
+        splitter = SentenceStream()
+        sentences: list[DraftSentence] = []
+        parts: list[str] = []
+        for delta in self.client.stream(messages):
+            parts.append(delta)
+            for sentence in splitter.feed(delta):
+                sentences.append(draft_sentence(sentence))
+                yield sentences[-1]
+        for sentence in splitter.close():
+            sentences.append(draft_sentence(sentence))
+            yield sentences[-1]
+        yield self._streamed_draft("".join(parts), sentences, prompt.version)
+
+    def _streamed_draft(
+        self, text: str, sentences: list[DraftSentence], prompt_version: str
+    ) -> Draft:
+        common = dict(generator=self.name, prompt_version=prompt_version)
+        if not sentences:
+            return Draft(failure="the answer is empty", **common)
+        if text.lstrip().startswith(("{", "```")):  # the model answered in JSON anyway
+            try:
+                return to_draft(parse_structured(text), **common)
+            except OutputError:
+                pass
+        if not any(s.citations for s in sentences) and not any(
+                is_factual(s.text) for s in sentences):
+            return Draft(abstain=True, **common)
+        return Draft(sentences=tuple(sentences), **common)
 
     def review(self, draft: Draft, result: GateResult) -> RetryFeedback | None:
         return review(draft, result, support_threshold=self.support_threshold)
