@@ -87,7 +87,7 @@ class Hang:
 @dataclass
 class Script:
     steps: list[Reply | Fail | Hang]
-    formats: tuple[str, ...] = ("json_schema", "json_object")
+    formats: tuple[str, ...] = ("json_schema", "json_object")  # response formats accepted
     served: int = 0
 
 
@@ -143,7 +143,10 @@ class ScriptedLLM:
             script = self.scripts.get(model)
             if script is None:
                 return None
-            fmt = (seen.body.get("response_format") or {}).get("type")
+            requested = seen.body.get("response_format") or {}
+            fmt = requested.get("type")
+            if fmt and "schema" in requested:
+                fmt += "+schema"  # llama-cpp-python's extension: a schema in json_object mode
             if fmt and fmt not in script.formats:
                 return Fail(400, body=json.dumps({"error": {
                     "message": f"response_format type {fmt} is not supported",

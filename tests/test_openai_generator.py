@@ -258,6 +258,16 @@ def test_server_without_json_schema_mode_falls_back(hashing_engine, llm):
     assert seen.body["response_format"] == {"type": "json_object"}
 
 
+def test_schema_goes_in_json_object_mode_where_only_that_is_accepted(hashing_engine, llm):
+    answer = ask(hashing_engine, llm, "m-llamacpp", Reply(correct),
+                 formats=("json_object", "json_object+schema"))
+    assert answer.grounded
+    (seen,) = llm.requests["m-llamacpp"]
+    assert seen.body["response_format"]["type"] == "json_object"
+    assert seen.body["response_format"]["schema"]["required"] == [
+        "answer", "citations", "confidence"]
+
+
 def test_server_without_any_json_mode_gets_plain_requests(hashing_engine, llm):
     answer = ask(hashing_engine, llm, "m-plain", Reply(correct), formats=())
     assert answer.grounded

@@ -91,6 +91,9 @@ class ChatClient:
                 except httpx.TransportError as exc:
                     attempt.failed(_describe(exc))
                     continue
+                except httpx.HTTPError as exc:  # not transient; its text may hold the URL
+                    raise ChatError(f"request to {self.config.safe_endpoint} failed: "
+                                    f"{type(exc).__name__}") from None
                 if self._retryable(response, attempt):
                     continue
                 return _content_of(response, self.config.safe_endpoint)
@@ -108,6 +111,11 @@ class ChatClient:
                     with client.stream("POST", self.config.endpoint, json=body) as response:
                         if self._retryable(response, attempt, read_body=True):
                             continue
+                        ctype = response.headers.get("content-type", "")
+                        if ctype.startswith("application/json"):  # the server did not stream
+                            response.read()
+                            yield _content_of(response, self.config.safe_endpoint)
+                            return
                         for delta in _sse_deltas(response, self.config.safe_endpoint):
                             started = True
                             yield delta
@@ -119,6 +127,9 @@ class ChatClient:
                             f"{_describe(exc)}"
                         ) from None
                     attempt.failed(_describe(exc))
+                except httpx.HTTPError as exc:
+                    raise ChatError(f"stream from {self.config.safe_endpoint} failed: "
+                                    f"{type(exc).__name__}") from None
 
     # -- internals ---------------------------------------------------------------------
 

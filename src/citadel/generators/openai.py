@@ -15,6 +15,8 @@ A transport failure (timeout, connection error, 429/5xx after bounded retries) r
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -35,6 +37,7 @@ from citadel.structured_output import (
 )
 
 JSON_MODES = ("auto", "json_schema", "json_object", "off")
+log = logging.getLogger("citadel.llm")
 
 
 def render_context(context: Context) -> str:
@@ -100,12 +103,20 @@ class OpenAIGenerator(Generator):
     ) -> Draft:
         prompt, messages = self.messages(question, context, feedback)
         labels = [b.label for b in context.blocks]
+        t0 = time.perf_counter()
         text = self._complete(messages, labels)
         try:
             parsed = parse_structured(text)
         except OutputError as exc:
-            return Draft(failure=str(exc), generator=self.name, prompt_version=prompt.version)
-        return to_draft(parsed, generator=self.name, prompt_version=prompt.version)
+            draft = Draft(failure=str(exc), generator=self.name, prompt_version=prompt.version)
+        else:
+            draft = to_draft(parsed, generator=self.name, prompt_version=prompt.version)
+        # Versions and outcome only: the question, context and reply may hold personal data.
+        log.info("model %s answered (prompt %s) in %.0f ms: %s", self.client.config.model,
+                 prompt.version, (time.perf_counter() - t0) * 1000,
+                 "unparseable" if draft.failure else "abstained" if draft.abstain else
+                 f"{len(draft.sentences)} sentence(s)")
+        return draft
 
     def stream_draft(
         self, question: str, context: Context, feedback: RetryFeedback | None = None
@@ -156,13 +167,17 @@ class OpenAIGenerator(Generator):
 
     def response_formats(self, labels: list[str]) -> list[dict[str, Any] | None]:
         """What to ask for, best first; `auto` falls back when the server refuses one."""
-        schema = {"type": "json_schema",
-                  "json_schema": {"name": ANSWER_SCHEMA_NAME, "strict": True,
-                                  "schema": answer_schema(labels)}}
+        schema = answer_schema(labels)
+        json_schema = {"type": "json_schema",
+                       "json_schema": {"name": ANSWER_SCHEMA_NAME, "strict": True,
+                                       "schema": schema}}
+        # llama-cpp-python's server takes a schema inside json_object mode (and refuses
+        # json_schema); servers that do neither ignore the key or refuse it, and we fall back.
+        object_with_schema = {"type": "json_object", "schema": schema}
         by_mode: dict[str, list[dict[str, Any] | None]] = {
-            "auto": [schema, {"type": "json_object"}, None],
-            "json_schema": [schema],
-            "json_object": [{"type": "json_object"}],
+            "auto": [json_schema, object_with_schema, {"type": "json_object"}, None],
+            "json_schema": [json_schema],
+            "json_object": [object_with_schema, {"type": "json_object"}],
             "off": [None],
         }
         return by_mode[self.json_mode]
