@@ -51,18 +51,18 @@ serve_and_ask() {
     if [ ! -x "$CITADEL_PY" ]; then
         make -C "$ROOT" setup
     fi
-    local model log pid
+    local model log
     model="$(model_path)"
     log="${TMPDIR:-/tmp}/citadel-llm-demo-server.$$.log"
     echo "serving $(basename "$model") on 127.0.0.1:$PORT (log: $log)"
     "$LLM_VENV/bin/python" -m llama_cpp.server --model "$model" --model_alias smollm2 \
         --host 127.0.0.1 --port "$PORT" --n_ctx 4096 >"$log" 2>&1 &
-    pid=$!
+    SERVER_PID=$!
     # Stop exactly the server this script started.
-    trap 'kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true' EXIT
+    trap 'kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true' EXIT
     for _ in $(seq 1 240); do
         if curl -fsS "http://127.0.0.1:$PORT/v1/models" >/dev/null 2>&1; then break; fi
-        if ! kill -0 "$pid" 2>/dev/null; then
+        if ! kill -0 "$SERVER_PID" 2>/dev/null; then
             echo "the model server exited; its log:" >&2; tail -n 30 "$log" >&2; exit 1
         fi
         sleep 0.5

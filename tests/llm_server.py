@@ -88,6 +88,7 @@ class Hang:
 class Script:
     steps: list[Reply | Fail | Hang]
     formats: tuple[str, ...] = ("json_schema", "json_object")  # response formats accepted
+    format_error: int = 400  # status of a refused format (llama-cpp-python's server: 500)
     served: int = 0
 
 
@@ -101,10 +102,10 @@ class ScriptedLLM:
 
     def script(
         self, model: str, *steps: Reply | Fail | Hang,
-        formats: tuple[str, ...] = ("json_schema", "json_object"),
+        formats: tuple[str, ...] = ("json_schema", "json_object"), format_error: int = 400,
     ) -> str:
         with self.lock:
-            self.scripts[model] = Script(list(steps), formats)
+            self.scripts[model] = Script(list(steps), formats, format_error)
             self.requests[model] = []
         return model
 
@@ -148,7 +149,7 @@ class ScriptedLLM:
             if fmt and "schema" in requested:
                 fmt += "+schema"  # llama-cpp-python's extension: a schema in json_object mode
             if fmt and fmt not in script.formats:
-                return Fail(400, body=json.dumps({"error": {
+                return Fail(script.format_error, body=json.dumps({"error": {
                     "message": f"response_format type {fmt} is not supported",
                     "type": "invalid_request_error"}}))
             self.requests[model].append(seen)

@@ -49,6 +49,13 @@ def test_parse_keeps_apostrophes_and_escapes_inside_strings():
     assert parsed.answer == 'It\'s "free"\n[S2]' and parsed.confidence == 0.9
 
 
+def test_parse_accepts_raw_newlines_inside_strings():
+    # Seen from SmolLM2 under llama.cpp's JSON grammar: a literal line break in a string.
+    parsed = parse_structured('{ "answer": "}\nThe answer is: {" ,"citations":[] ,'
+                              '"confidence":0.9}')
+    assert parsed.answer == "}\nThe answer is: {" and parsed.citations == ()
+
+
 def test_parse_keeps_python_words_inside_strings():
     parsed = parse_structured("{'answer': 'None of the items, True or False, are refundable.',"
                               " 'citations': [], 'confidence': None}")

@@ -177,14 +177,16 @@ class ChatClient:
             return False
         if read_body:
             response.read()
-        if status in RETRY_STATUS or status >= 500:
-            attempt.failed(f"HTTP {status}", retry_after=_retry_after(response))
-            return True
-        if status in (400, 422) and _names_response_format(response):
+        # A refused response format is not transient: say so, so the caller asks for a
+        # simpler one. llama-cpp-python's server answers it with a 500, others with 400/422.
+        if status in (400, 422, 500) and _names_response_format(response):
             raise FormatRejected(
                 f"model server at {self.config.safe_endpoint} rejected the response format "
                 f"(HTTP {status})"
             )
+        if status in RETRY_STATUS or status >= 500:
+            attempt.failed(f"HTTP {status}", retry_after=_retry_after(response))
+            return True
         hint = " (check the API key)" if status in (401, 403) else ""
         raise ChatError(f"model server at {self.config.safe_endpoint} returned HTTP {status}"
                         f"{hint}")
@@ -246,8 +248,11 @@ def _retry_after(response: httpx.Response) -> float | None:
 
 
 def _names_response_format(response: httpx.Response) -> bool:
+    body = response.request.content if response.request is not None else b""
+    if b'"response_format"' not in body:
+        return False  # we asked for none: the error is about something else
     text = response.text.lower()
-    return any(k in text for k in ("response_format", "json_schema", "json_object", "schema"))
+    return any(k in text for k in ("response_format", "json_schema", "json_object"))
 
 
 def _content_of(response: httpx.Response, where: str) -> str:

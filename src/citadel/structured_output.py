@@ -109,7 +109,7 @@ def _load_object(text: str) -> dict:
         for snippet in _objects_in(candidate):
             for variant in (snippet, _jsonish_to_json(snippet)):
                 try:
-                    value = json.loads(variant)
+                    value = json.loads(variant, strict=False)  # raw newlines in strings
                 except ValueError as exc:
                     first_error = first_error or str(exc)
                     continue
