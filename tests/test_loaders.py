@@ -59,3 +59,21 @@ def test_same_stem_different_extension_gets_distinct_ids(tmp_path: Path):
     (tmp_path / "faq.txt").write_text("FAQ\n\nTwo.")
     ids = sorted(d.document_id for d in load_corpus([tmp_path]).documents)
     assert ids == ["faq", "faq.txt"]
+
+
+def test_html_hidden_text_is_kept_apart_and_its_spans_returned():
+    extracted = extract_html(
+        "<body><p>Shown.</p><div style='display: none'><p>Hidden one.</p><p>Two.</p></div>"
+        "<p>Shown <span hidden>secret</span> again.</p>"
+        "<p style='font-size:0.8em'>Small but shown.</p><p style='font-size:0px'>Zero.</p>"
+        "<p aria-hidden='true'>Aria.</p><p style='visibility:hidden'>Invisible.</p>"
+        "<img hidden src='x.png'><p>Last.</p></body>"
+    )
+    hidden = [extracted.text[a:b] for a, b in extracted.hidden_spans]
+    assert hidden == ["Hidden one.\n\nTwo.", "secret", "Zero.\n\nAria.\n\nInvisible."]
+    for visible in ("Shown.", "Shown", "again.", "Small but shown.", "Last."):
+        assert visible in extracted.text
+
+
+def test_html_without_hidden_text_has_no_hidden_spans():
+    assert extract_html("<p>Plain.</p>").hidden_spans == ()

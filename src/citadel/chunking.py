@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from citadel.injection import RULES_VERSION, screen_chunk
 from citadel.loaders import body_start, sha256_text
 from citadel.records import Chunk, Document
 from citadel.sentences import sentence_spans
@@ -22,7 +23,10 @@ class ChunkingParams:
     overlap: int = 120
 
     def fingerprint(self) -> dict[str, object]:
-        return {"version": CHUNKER_VERSION, "size": self.size, "overlap": self.overlap}
+        # The injection rules decide each chunk's `suspicious` flag: a new rule set is a new
+        # snapshot, never a silent mix of old and new flags.
+        return {"version": CHUNKER_VERSION, "size": self.size, "overlap": self.overlap,
+                "screening": RULES_VERSION}
 
 
 def sections(doc: Document) -> list[tuple[str, int, int]]:
@@ -46,24 +50,23 @@ def chunk_document(doc: Document, params: ChunkingParams = ChunkingParams()) -> 
         units = list(_split_long(sentence_spans(doc.text, start, end), params.size))
         for span_start, span_end in _pack(units, params):
             content = doc.text[span_start:span_end]
-            chunks.append(
-                Chunk(
-                    chunk_id=f"{doc.document_id}#{len(chunks) + 1}",
-                    document_id=doc.document_id,
-                    source=doc.source,
-                    title=doc.title,
-                    section=section,
-                    category=doc.category,
-                    content=content,
-                    start=span_start,
-                    end=span_end,
-                    authority=doc.authority,
-                    effective_date=doc.effective_date,
-                    supersedes=doc.supersedes,
-                    tenant=doc.tenant,
-                    content_sha256=sha256_text(content),
-                )
+            chunk = Chunk(
+                chunk_id=f"{doc.document_id}#{len(chunks) + 1}",
+                document_id=doc.document_id,
+                source=doc.source,
+                title=doc.title,
+                section=section,
+                category=doc.category,
+                content=content,
+                start=span_start,
+                end=span_end,
+                authority=doc.authority,
+                effective_date=doc.effective_date,
+                supersedes=doc.supersedes,
+                tenant=doc.tenant,
+                content_sha256=sha256_text(content),
             )
+            chunks.append(screen_chunk(chunk, doc.hidden_spans))
     return chunks
 
 

@@ -22,7 +22,7 @@ from citadel.records import (
 )
 
 # Any bracketed marker a generator may write: [S1], [S1, S2], [Source: spec.pdf §4.2], ...
-MARKER = re.compile(r"\s*\[[^\[\]\n]{0,300}\]")
+MARKER = re.compile(r"\s*\[[^\[\]\n]{0,300}(?:\]|$)")  # an unterminated one too
 
 
 class GatedSentence(Record):
@@ -43,7 +43,9 @@ class GateResult(Record):
 
 
 def strip_markers(text: str) -> str:
-    return re.sub(r"\s+", " ", MARKER.sub("", text)).strip()
+    """Remove every bracketed marker, and any stray bracket left of a broken one: square
+    brackets in answer text are only ever written back by `GateResult.render`."""
+    return re.sub(r"\s+", " ", re.sub(r"[\[\]]", "", MARKER.sub("", text))).strip()
 
 
 def verify(

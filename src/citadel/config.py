@@ -41,17 +41,55 @@ class Settings(BaseModel):
     authority_weight: float = Field(default=0.3, ge=0.0, le=5.0,
                                     description="Added to relevance x authority in context order.")
     max_per_document: int = Field(default=2, ge=1, le=20)
+    freshness_weight: float = Field(
+        default=0.1, ge=0.0, le=5.0,
+        description="Added x freshness (0 oldest .. 1 newest effective_date among candidates).")
+    conflict_authority_gap: float = Field(
+        default=0.5, ge=0.0, le=1.0,
+        description="A conflicting side this much more authoritative than every other is "
+                    "followed (the disagreement is noted); a smaller gap is flagged as a conflict.")
+
+    # Reranking (citadel.rerankers); a failed or slow reranker degrades, never fails, a request.
+    reranker: str = Field(default="none", description="none | lexical | http")
+    reranker_url: str = Field(default="", description="http reranker: the /rerank endpoint.")
+    reranker_protocol: str = Field(default="tei", description="http reranker: tei | cohere")
+    reranker_model: str = Field(default="", description="http reranker: model name, if needed.")
+    rerank_timeout_ms: int = Field(default=2000, ge=1, le=600_000,
+                                   description="Time budget of the rerank stage.")
+    rerank_depth: int = Field(default=20, ge=1, le=1000,
+                              description="Fused candidates handed to the reranker.")
+
+    # Request log (citadel.requestlog): one record per answered request.
+    log_requests: bool = Field(default=True, description="Write <home>/requests.sqlite.")
+    log_questions: bool = Field(default=True, description="Store the question text itself.")
+    log_stdout: bool = Field(default=False, description="Also print each record as JSON.")
+    log_retention_days: float = Field(default=90.0, ge=0.0,
+                                      description="Older records are pruned; 0 keeps all.")
+    log_max_rows: int = Field(default=1_000_000, ge=0,
+                              description="Oldest records beyond this are pruned; 0: no cap.")
 
     # Generation.
     generator: str = "extractive"
     support_threshold: float = Field(default=0.6, ge=0.0, le=1.0)
     max_answer_sentences: int = Field(default=2, ge=1, le=10)
     max_question_chars: int = Field(default=2000, ge=1)
+    max_concurrent_answers: int = Field(
+        default=0, ge=0, le=1024,
+        description="Answers the HTTP server computes at once (0: one per CPU); raise it for "
+                    "a generator that mostly waits on a remote model.")
     next_step: str = (
         "Contact customer support, or ask an administrator to add a document that covers this."
     )
 
-    # Language model over the OpenAI chat-completions protocol (generator = "openai").
+    # Support agent (citadel.agent): business database and decision step.
+    business_dsn: str | None = Field(
+        default=None, description="postgresql://... or sqlite:///path; default "
+        "<home>/business.sqlite.")
+    agent_decider: str = Field(default="auto", description="auto | rules | openai (auto: "
+                               "openai when generator = openai, else rules).")
+
+    # Language model over the OpenAI chat-completions protocol (generator = "openai";
+    # the agent's openai decider uses the same server settings).
     llm_base_url: str = Field(default="https://api.openai.com/v1",
                               description="Server root; /chat/completions is appended.")
     llm_model: str = ""
@@ -77,7 +115,8 @@ class Settings(BaseModel):
     def retrieval_config_version(self) -> str:
         """A short, stable id of everything that changes which chunks reach the generator."""
         keys = ("backend", "embedder", "candidates", "top_k", "dense_weight", "max_context",
-                "authority_weight", "max_per_document")
+                "authority_weight", "max_per_document", "freshness_weight", "reranker",
+                "reranker_protocol", "reranker_model", "rerank_depth")
         blob = json.dumps({k: getattr(self, k) for k in keys}, sort_keys=True, default=str)
         return "rc-" + hashlib.sha256(blob.encode()).hexdigest()[:10]
 

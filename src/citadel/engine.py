@@ -18,6 +18,8 @@ from typing import Any
 from citadel.backends import RetrievalError, SearchIndex, get_backend
 from citadel.citations import GateResult, gate
 from citadel.config import Settings
+from citadel.conflict_answer import compose as compose_conflict_answer
+from citadel.conflicts import check_conflicts
 from citadel.context import build_context
 from citadel.draft_review import attempt_record
 from citadel.embedders import Embedder, get_embedder
@@ -32,6 +34,7 @@ from citadel.fallbacks import (
 from citadel.generators import Generator, get_generator
 from citadel.records import (
     Answer,
+    Conflict,
     Context,
     Draft,
     DroppedCitation,
@@ -40,7 +43,12 @@ from citadel.records import (
     RetryFeedback,
     Trace,
 )
+from citadel.requestlog import RequestLog
+from citadel.rerankers import Reranker, get_reranker
+from citadel.rerankers.stage import rerank_stage
 from citadel.snapshots import Catalog, incompatibilities, runtime_fingerprint
+from citadel.streaming import StreamEvent, answer_events
+from citadel.supersession import add_successor_sections
 
 
 class NotReady(RuntimeError):
@@ -67,6 +75,10 @@ class _RequestTrace:
         finally:
             self.latencies_ms[name] = round((time.perf_counter() - t0) * 1000, 3)
 
+    def degrade(self, reason: str) -> None:
+        self.fields["degraded"] = True
+        self.fields["degraded_reasons"] = (*self.fields.get("degraded_reasons", ()), reason)
+
     def freeze(self) -> Trace:
         total = sum(self.latencies_ms.values())
         return Trace(request_id=self.request_id,
@@ -80,11 +92,16 @@ class Engine:
         index: SearchIndex,
         embedder: Embedder,
         generator: Generator,
+        *,
+        reranker: Reranker | None = None,
+        request_log: RequestLog | None = None,
     ) -> None:
         self.settings = settings
         self.index = index
         self.embedder = embedder
         self.generator = generator
+        self.reranker = reranker  # None: no rerank stage
+        self.request_log = request_log  # None: requests leave no record (unit tests)
 
     @classmethod
     def open(
@@ -93,8 +110,12 @@ class Engine:
         *,
         embedder: Embedder | None = None,
         generator: Generator | None = None,
+        reranker: Reranker | None = None,
+        request_log: RequestLog | None = None,
     ) -> Engine:
-        """Open the active snapshot, refusing one that is incomplete or incompatible."""
+        """Open the active snapshot, refusing one that is incomplete or incompatible.
+
+        The reranker and the request log come from the settings unless given."""
         settings = settings or Settings.load()
         catalog = Catalog(settings.home)
         snapshot_id = catalog.alias()
@@ -115,10 +136,15 @@ class Engine:
         index = get_backend(settings).open(
             snapshot_id, settings.dense_weight, settings.candidates
         )
-        return cls(settings, index, embedder, generator or get_generator(settings))
+        if request_log is None and settings.log_requests:
+            request_log = RequestLog.from_settings(settings)
+        return cls(settings, index, embedder, generator or get_generator(settings),
+                   reranker=reranker or get_reranker(settings), request_log=request_log)
 
     def close(self) -> None:
         self.index.close()
+        if self.reranker is not None:
+            self.reranker.close()
 
     def validate_question(self, question: str) -> str:
         if not isinstance(question, str) or not question.strip():
@@ -140,6 +166,20 @@ class Engine:
         request_id: str | None = None,
     ) -> Answer:
         question = self.validate_question(question)
+        answer = self._answer(question, top_k, tenant, category, request_id)
+        if self.request_log is not None:
+            self.request_log.log_answer(question, answer, self._authorities(answer),
+                                        log_question=self.settings.log_questions)
+        return answer
+
+    def _answer(
+        self,
+        question: str,
+        top_k: int | None,
+        tenant: str | None,
+        category: str | None,
+        request_id: str | None,
+    ) -> Answer:
         trace = _RequestTrace(request_id or uuid.uuid4().hex)
         trace.fields.update(
             question_sha256=hashlib.sha256(question.encode()).hexdigest(),
@@ -149,13 +189,27 @@ class Engine:
             generator=self.generator.name,
             prompt_version=self.generator.prompt_version,
             retrieval_config_version=self.settings.retrieval_config_version,
+            reranker=self.reranker.name if self.reranker is not None else "none",
         )
+        k = top_k or self.settings.top_k
+        # A reranker gets a deeper pool to choose from; the request keeps its best k.
+        depth = max(k, self.settings.rerank_depth) if self.reranker is not None else k
         try:
             with trace.stage("retrieve"):
-                ranked = self.retrieve(question, top_k, tenant, category)
+                ranked = self._search(question, depth, tenant, category)
+            if self.reranker is not None:
+                with trace.stage("rerank"):
+                    outcome = rerank_stage(self.reranker, question, ranked,
+                                           self.settings.rerank_timeout_ms / 1000)
+                trace.fields["rerank_ran"] = outcome.ran
+                if outcome.reason is not None:
+                    trace.degrade(outcome.reason)  # the fused order stands, unchanged
+                ranked = outcome.ranked
+            # Stand-ins for superseded sections join the best k (see citadel.supersession).
+            ranked = self._with_successors(ranked[:k])
         except RetrievalError as exc:
-            trace.fields.update(retrieval_ok=False, fallback_used=True, degraded=True,
-                                degraded_reasons=(f"retrieval: {exc}",))
+            trace.fields.update(retrieval_ok=False, fallback_used=True)
+            trace.degrade(f"retrieval: {exc}")
             return Answer(answer=RETRIEVAL_FAILED, grounded=False, abstained=True,
                           degraded=True, missing=describe_missing(question),
                           next_step=RETRIEVAL_NEXT_STEP, trace=trace.freeze())
@@ -166,19 +220,33 @@ class Engine:
                 ranked,
                 self.settings.max_context,
                 authority_weight=self.settings.authority_weight,
+                freshness_weight=self.settings.freshness_weight,
                 max_per_document=self.settings.max_per_document,
             )
-        trace.fields.update(context_labels=context.labels,
-                            citations_available=bool(context.blocks))
+        trace.fields.update(
+            context_labels=context.labels, citations_available=bool(context.blocks),
+            context_dropped=context.dropped,
+            context_weights={"authority_weight": self.settings.authority_weight,
+                             "freshness_weight": self.settings.freshness_weight,
+                             "conflict_authority_gap": self.settings.conflict_authority_gap},
+        )
         if not context.blocks:
             trace.fields["fallback_used"] = True
             return self._abstain(question, context, trace, NO_SOURCES)
 
+        with trace.stage("conflicts"):
+            conflict = check_conflicts(question, context,
+                                       authority_gap=self.settings.conflict_authority_gap)
+        if conflict is not None:
+            answer = self._conflicted(question, conflict, context, trace)
+            if answer is not None:
+                return answer
+
         try:
             draft, result, accepted = self.generate_and_gate(question, context, trace)
         except Exception as exc:  # a generator fault costs the answer, never integrity
-            trace.fields.update(degraded=True, fallback_used=True,
-                                degraded_reasons=(f"generator: {type(exc).__name__}: {exc}",))
+            trace.fields["fallback_used"] = True
+            trace.degrade(f"generator: {type(exc).__name__}: {exc}")
             answer = self._abstain(question, context, trace)
             return answer.model_copy(update={"degraded": True})
         if not accepted or draft.abstain or not result.sentences:
@@ -212,7 +280,38 @@ class Engine:
                 break
         return draft, result, feedback is None
 
+    def stream(
+        self,
+        question: str,
+        *,
+        top_k: int | None = None,
+        tenant: str | None = None,
+        category: str | None = None,
+        request_id: str | None = None,
+    ) -> Iterator[StreamEvent]:
+        """The answer as events: meta, citations (each before text citing it), deltas, done.
+
+        Runs the same stages as `answer()`. The extractive generator drafts the whole answer at
+        once, so the gate runs first and the gated text is then released in pieces through
+        `streaming.MarkerFilter`; a token-streaming generator feeds its tokens to that filter.
+        A bad question raises `InvalidQuestion` here, before the first event.
+        """
+        question = self.validate_question(question)
+
+        def events() -> Iterator[StreamEvent]:
+            yield from answer_events(self.answer(
+                question, top_k=top_k, tenant=tenant, category=category, request_id=request_id
+            ))
+
+        return events()
+
     def retrieve(
+        self, question: str, top_k: int | None, tenant: str | None, category: str | None
+    ) -> list[RankedChunk]:
+        """The fused top-k plus stand-ins for superseded sections (no reranking)."""
+        return self._with_successors(self._search(question, top_k, tenant, category))
+
+    def _search(
         self, question: str, top_k: int | None, tenant: str | None, category: str | None
     ) -> list[RankedChunk]:
         k = top_k or self.settings.top_k
@@ -224,6 +323,14 @@ class Engine:
         except Exception as exc:  # any backend fault is a retrieval failure, never a crash
             raise RetrievalError(f"{type(exc).__name__}: {exc}") from exc
 
+    def _with_successors(self, ranked: list[RankedChunk]) -> list[RankedChunk]:
+        try:
+            return add_successor_sections(ranked, self.index.chunks_of)
+        except RetrievalError:
+            raise
+        except Exception as exc:
+            raise RetrievalError(f"{type(exc).__name__}: {exc}") from exc
+
     def _abstain(
         self, question: str, context: Context, trace: _RequestTrace, reason: str | None = None
     ) -> Answer:
@@ -232,9 +339,37 @@ class Engine:
             grounded=False,
             abstained=True,
             missing=describe_missing(question),
+            degraded=trace.fields.get("degraded", False),
             sources_consulted=sources_consulted(context),
             next_step=self.settings.next_step if reason is None else f"{reason} "
             f"{self.settings.next_step}",
+            trace=trace.freeze(),
+        )
+
+    def _conflicted(
+        self, question: str, conflict: Conflict, context: Context, trace: _RequestTrace
+    ) -> Answer | None:
+        """The answer to a question the sources disagree on (see `conflict_answer`), or None
+        when the gate did not keep every side it needs: then the ordinary path answers."""
+        with trace.stage("gate"):
+            composed = compose_conflict_answer(question, conflict, context,
+                                               self.index.snapshot_id)
+        if composed is None:
+            return None
+        trace.fields.update(generator=composed.draft.generator,
+                            prompt_version=composed.draft.prompt_version,
+                            citations_emitted=len(composed.result.citations),
+                            citations_dropped=composed.result.dropped)
+        return Answer(
+            answer=composed.text,
+            citations=composed.result.citations,
+            grounded=True,
+            abstained=False,
+            conflict=conflict,
+            degraded=trace.fields.get("degraded", False),
+            missing=composed.missing,
+            sources_consulted=sources_consulted(context),
+            next_step=composed.next_step,
             trace=trace.freeze(),
         )
 
@@ -244,6 +379,19 @@ class Engine:
             citations=result.citations,
             grounded=True,
             abstained=False,
+            degraded=trace.fields.get("degraded", False),
             sources_consulted=sources_consulted(context),
             trace=trace.freeze(),
         )
+
+    def _authorities(self, answer: Answer) -> dict[str, float]:
+        """Authority of each cited chunk, for the request log (monitoring needs it)."""
+        out: dict[str, float] = {}
+        for c in answer.citations:
+            try:
+                chunk = self.index.get_chunk(c.chunk_id)
+            except Exception:  # the record is best effort; the answer is already made
+                chunk = None
+            if chunk is not None:
+                out[c.chunk_id] = chunk.authority
+        return out

@@ -106,12 +106,14 @@ def parse_document(decoded: str, source: str, fmt: str) -> Document:
     """Build a Document from decoded text. For HTML, the stored text is the extracted text."""
     meta: dict[str, str] = {}
     text = decoded
+    hidden_spans: tuple[tuple[int, int], ...] = ()
     if fmt == "markdown":
         meta = parse_front_matter(decoded)
     elif fmt == "html":
         extracted = extract_html(decoded)
         meta = extracted.meta
         text = extracted.text
+        hidden_spans = extracted.hidden_spans
         if not text.strip():
             raise LoadError("HTML has no visible text")
     title = meta.get("title") or _first_heading(text, fmt) or _humanize(Path(source).stem)
@@ -127,6 +129,7 @@ def parse_document(decoded: str, source: str, fmt: str) -> Document:
         effective_date=_parse_date(meta.get("effective_date"), source),
         supersedes=meta.get("supersedes") or None,
         tenant=meta.get("tenant") or None,
+        hidden_spans=hidden_spans,
     )
 
 
@@ -205,37 +208,66 @@ def _humanize(stem: str) -> str:
 class ExtractedHtml:
     text: str
     meta: dict[str, str]
+    hidden_spans: tuple[tuple[int, int], ...] = ()
 
 
 _BLOCK_TAGS = {"p", "div", "li", "ul", "ol", "br", "tr", "table", "section", "article",
                "header", "footer", "blockquote", "pre", "dd", "dt"}
 _SKIP_TAGS = {"script", "style", "head", "noscript", "template"}
+_VOID_TAGS = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
+              "param", "source", "track", "wbr"}
+# Inline styles that keep text from a reader. A zero font size is "0" with any unit (or none),
+# never "0.8em"; likewise a zero opacity.
+_HIDING_STYLE = re.compile(
+    r"display\s*:\s*none|visibility\s*:\s*(?:hidden|collapse)"
+    r"|font-size\s*:\s*0*\.?0+(?:px|pt|em|rem|%|vw|vh)?\s*(?:!important\s*)?(?:;|$)"
+    r"|opacity\s*:\s*0*\.?0+\s*(?:!important\s*)?(?:;|$)",
+    re.I,
+)
+
+
+def hides_content(attrs: dict[str, str | None]) -> bool:
+    """Whether an element's attributes hide its content from a reader (or from assistive
+    technology: `aria-hidden` marks text that is not meant to be read)."""
+    if "hidden" in attrs:
+        return True
+    if (attrs.get("aria-hidden") or "").strip().lower() == "true":
+        return True
+    return bool(_HIDING_STYLE.search(attrs.get("style") or ""))
 
 
 class _Extractor(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
-        self.blocks: list[str] = []
+        self.blocks: list[tuple[str, bool]] = []
         self.current: list[str] = []
         self.meta: dict[str, str] = {}
         self.skip_depth = 0
         self.heading_level = 0
         self.in_title = False
+        # Open elements from the outermost hiding one inwards; text is hidden while non-empty.
+        self.hidden_stack: list[str] = []
 
     def _flush(self) -> None:
         text = re.sub(r"\s+", " ", "".join(self.current)).strip()
         if text:
             prefix = "#" * self.heading_level + " " if self.heading_level else ""
-            self.blocks.append(prefix + text)
+            self.blocks.append((prefix + text, bool(self.hidden_stack)))
         self.current = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
         if tag == "meta":
-            a = dict(attrs)
             if a.get("name") and a.get("content") is not None:
                 self.meta[a["name"].lower()] = a["content"] or ""
         elif tag == "title":
             self.in_title = True
+        if tag not in _VOID_TAGS:
+            if self.hidden_stack:
+                self.hidden_stack.append(tag)
+            elif hides_content(a):
+                self._flush()  # hidden text becomes blocks of its own, never mixed in
+                self.hidden_stack.append(tag)
         if tag in _SKIP_TAGS:
             self.skip_depth += 1
         elif re.fullmatch(r"h[1-6]", tag):
@@ -247,6 +279,12 @@ class _Extractor(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         if tag == "title":
             self.in_title = False
+        if tag in self.hidden_stack:
+            while self.hidden_stack:
+                if len(self.hidden_stack) == 1:
+                    self._flush()  # the hidden region ends: its text is a hidden block
+                if self.hidden_stack.pop() == tag:
+                    break
         if tag in _SKIP_TAGS:
             self.skip_depth = max(0, self.skip_depth - 1)
         elif re.fullmatch(r"h[1-6]", tag):
@@ -263,9 +301,27 @@ class _Extractor(HTMLParser):
 
 
 def extract_html(html: str) -> ExtractedHtml:
-    """Visible text, one block per paragraph; headings become Markdown `#` lines."""
+    """Visible text, one block per paragraph; headings become Markdown `#` lines.
+
+    Text the page hides from readers is kept, in blocks of its own, and its spans in the
+    extracted text are returned so that ingestion can flag the chunks that carry it."""
     parser = _Extractor()
     parser.feed(html)
     parser.close()
     parser._flush()
-    return ExtractedHtml(text="\n\n".join(parser.blocks) + "\n", meta=parser.meta)
+    parts: list[str] = []
+    hidden: list[tuple[int, int]] = []
+    offset = 0
+    for i, (block, is_hidden) in enumerate(parser.blocks):
+        if i:
+            parts.append("\n\n")
+            offset += 2
+        if is_hidden:
+            if hidden and hidden[-1][1] == offset - 2:
+                hidden[-1] = (hidden[-1][0], offset + len(block))  # merge adjacent blocks
+            else:
+                hidden.append((offset, offset + len(block)))
+        parts.append(block)
+        offset += len(block)
+    return ExtractedHtml(text="".join(parts) + "\n", meta=parser.meta,
+                         hidden_spans=tuple(hidden))

@@ -30,6 +30,8 @@ class Document(Record):
     effective_date: dt.date | None = None
     supersedes: str | None = None
     tenant: str | None = None
+    hidden_spans: tuple[tuple[int, int], ...] = Field(
+        default=(), description="HTML only: spans of `text` that a browser would not show.")
 
 
 class Chunk(Record):
@@ -75,10 +77,23 @@ class ContextBlock(Record):
         return self.ranked.chunk
 
 
+ContextDropReason = Literal["superseded", "suspicious"]
+
+
+class ContextDrop(Record):
+    """A retrieved chunk kept out of the context, and why (recorded in the trace)."""
+
+    chunk_id: str
+    document_id: str
+    reason: ContextDropReason
+    detail: str = ""
+
+
 class Context(Record):
     """The chunks handed to the generator for one request, labelled S1..Sn."""
 
     blocks: tuple[ContextBlock, ...] = ()
+    dropped: tuple[ContextDrop, ...] = ()
 
     def get(self, label: str) -> ContextBlock | None:
         for block in self.blocks:
@@ -173,12 +188,31 @@ class GenerationAttempt(Record):
     problem: str | None = Field(default=None, description="Why it was not accepted, if not.")
 
 
+class ConflictSide(Record):
+    """One document's value for the disputed attribute, with the sentence that states it."""
+
+    label: str
+    chunk_id: str
+    document_id: str
+    title: str
+    value: str
+    quote: str
+    authority: float
+    effective_date: dt.date | None = None
+
+
 class Conflict(Record):
+    """Context chunks disagree on one attribute. `values` and `chunk_ids` run parallel to
+    `sides`. resolution "flagged": the answer presents every side; "authoritative": one side
+    outranks the others by the configured authority gap and the answer follows it."""
+
     attribute: str
     values: tuple[str, ...]
     chunk_ids: tuple[str, ...]
     preferred_chunk_id: str | None = None
     explanation: str = ""
+    resolution: Literal["flagged", "authoritative"] = "flagged"
+    sides: tuple[ConflictSide, ...] = ()
 
 
 class SourceRef(Record):
@@ -197,6 +231,7 @@ class Trace(Record):
     strategy: str = ""
     snapshot_id: str = ""
     retrieval_ok: bool = True
+    reranker: str = ""
     rerank_ran: bool = False
     degraded: bool = False
     degraded_reasons: tuple[str, ...] = ()
@@ -211,6 +246,8 @@ class Trace(Record):
     citations_dropped: tuple[DroppedCitation, ...] = ()
     attempts: tuple[GenerationAttempt, ...] = ()
     retry_reason: str | None = None
+    context_dropped: tuple[ContextDrop, ...] = ()
+    context_weights: dict[str, float] = Field(default_factory=dict)
     latencies_ms: dict[str, float] = Field(default_factory=dict)
 
 

@@ -23,7 +23,9 @@ from citadel.embedders.base import Embedder
 from citadel.lexical import SEMANTICS as LEXICAL_SEMANTICS
 from citadel.records import Document
 
-KNOWLEDGE_SCHEMA_VERSION = 1
+# 2: chunks carry injection-screening flags (suspicious, suspicious_reason) and HTML documents
+# their hidden_spans; a version-1 snapshot has no flags and must not be served.
+KNOWLEDGE_SCHEMA_VERSION = 2
 DENSE_SCHEMA = {"dtype": "float32", "metric": "cosine", "normalised": True}
 SPARSE_SCHEMA = {"kind": "bm25-terms", "version": 1}
 ACTIVE = "active"

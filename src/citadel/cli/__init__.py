@@ -8,17 +8,23 @@ import sys
 import click
 
 from citadel.backends import RetrievalError
+from citadel.cli.agent import agent, demo_data
 from citadel.cli.ask import ask
+from citadel.cli.eval import eval_command
 from citadel.cli.ingest import ingest
+from citadel.cli.logs import logs
+from citadel.cli.monitor import monitor
+from citadel.cli.serve import serve
 from citadel.config import ConfigError
 from citadel.embedders import EmbedderUnavailable
 from citadel.engine import InvalidQuestion, NotReady
 from citadel.ingest import IngestError
+from citadel.rerankers import RerankerUnavailable
 from citadel.snapshots import SnapshotError
 
 EXPECTED_ERRORS = (
     ConfigError, NotReady, InvalidQuestion, IngestError, SnapshotError, EmbedderUnavailable,
-    RetrievalError, FileNotFoundError, PermissionError,
+    RetrievalError, FileNotFoundError, PermissionError, RerankerUnavailable,
 )
 
 
@@ -56,3 +62,9 @@ def main() -> None:
 
 main.add_command(ingest)
 main.add_command(ask)
+main.add_command(agent)
+main.add_command(demo_data)
+main.add_command(eval_command)
+main.add_command(logs)
+main.add_command(monitor)
+main.add_command(serve)

@@ -5,23 +5,31 @@ import click
 from citadel.config import Settings
 from citadel.records import Answer
 
+_RESOLUTION = {"flagged": "the sources disagree",
+               "authoritative": "answered from the most authoritative source"}
+
 
 def render_answer(answer: Answer) -> str:
     lines = [f"Answer: {answer.answer}"]
     if answer.conflict is not None:
         c = answer.conflict
-        lines.append(f"Conflict: {c.attribute}: {' vs '.join(c.values)}")
+        sides = " vs ".join(f"{v} [{cid}]" for v, cid in zip(c.values, c.chunk_ids, strict=True))
+        lines.append(f"Conflict ({_RESOLUTION[c.resolution]}): {c.attribute}: {sides}")
     if answer.citations:
         lines.append("Sources:")
         for c in answer.citations:
             where = f"{c.source} › {c.section}" if c.section else c.source
             lines.append(f'  [{c.chunk_id}] "{c.quote}" ({where})')
-    if answer.abstained:
+    if answer.missing:
+        lines.append(f"Missing: {answer.missing}")
+    if answer.abstained or answer.missing:
         if answer.sources_consulted:
             lines.append("Sources consulted:")
             lines.extend(f"  [{s.chunk_id}] {s.title}" for s in answer.sources_consulted)
-        if answer.next_step:
-            lines.append(f"Next step: {answer.next_step}")
+        elif answer.abstained:
+            lines.append("Sources consulted: none matched the question")
+    if answer.next_step:
+        lines.append(f"Next step: {answer.next_step}")
     if answer.degraded:
         lines.append("(degraded: " + "; ".join(answer.trace.degraded_reasons) + ")")
     return "\n".join(lines)

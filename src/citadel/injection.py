@@ -1,0 +1,140 @@
+"""Planted instructions: document text that tries to instruct the assistant instead of
+informing the reader.
+
+A chunk is flagged at ingestion (`suspicious=True` with a reason) when its text matches one
+of the rules below, or when it overlaps text that an HTML page hides from its readers
+(`display:none`, `visibility:hidden`, the `hidden` attribute, `aria-hidden="true"`, a zero
+font size: see `loaders.extract_html`). Text a reader never sees has no business in an
+answer, and hidden text is the classic carrier of instructions aimed at a model.
+
+At query time `context.build_context` keeps flagged chunks out of the context entirely (and
+records each in the trace): a flagged chunk never reaches a generator, so it can never be
+quoted, cited, followed, or used to pick or authorize any action. We exclude rather than
+"quote as content" because the cost of exclusion is small (the honest sentences around a
+planted one are lost) and the alternative relies on every generator, including a language
+model reading the text, resisting the instruction.
+
+The rules are patterns, so they are bypassable (paraphrase, other languages, text split
+across chunks) and can misfire on unusual honest text; docs/poison.md lists the limits.
+Bump RULES_VERSION when they change: it is part of the snapshot fingerprint, so a changed
+rule set rebuilds snapshots instead of silently mixing old and new flags.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from citadel.records import Chunk
+
+RULES_VERSION = "injection-rules-v1"
+
+_F = re.I | re.M
+_ASSISTANT = r"(?:AI|assistant|chat\s?bot|bot|LLM|language\s+model|GPT|ChatGPT|Claude|agent)"
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    reason: str
+    pattern: re.Pattern[str]
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("override", "tells the reader to ignore its instructions", re.compile(
+        r"\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+)?(?:of\s+)?"
+        r"(?:the\s+|your\s+|these\s+)?(?:previous|prior|above|earlier|preceding|system|"
+        r"original|existing)\s+(?:instructions?|prompts?|rules|directions|guidelines|"
+        r"messages|context)\b"
+        r"|\b(?:ignore|disregard|forget)\s+(?:all|your|any)\s+(?:instructions?|rules|"
+        r"guidelines|prompts?)\b", _F)),
+    Rule("addresses-assistant", "addresses an AI assistant directly", re.compile(
+        rf"\b(?:AI|LLM)\s+(?:assistant|model|agent|bot)s?\s*[:,]"
+        rf"|\b(?:dear|hey|hi|attention|note\s+to(?:\s+the)?)\s+{_ASSISTANT}\b"
+        rf"|^\s*(?:[*_>#-]+\s*)?{_ASSISTANT}\s*:", _F)),
+    Rule("imperative", "orders the assistant to approve, grant or bypass something",
+         re.compile(
+             r"\byou\s+(?:must|should|shall|are\s+required\s+to|have\s+to|will)\s+(?:always\s+|"
+             r"now\s+|immediately\s+)?(?:approve|authori[sz]e|grant|waive|override|bypass|"
+             r"reveal|disclose|ignore|disregard|issue\s+(?:(?:a|the|all|every|full)\s+){0,2}"
+             r"refunds?)\b", _F)),
+    Rule("blanket-approval", "asks for every request to be approved", re.compile(
+        r"\b(?:approve|authori[sz]e|grant)\s+(?:every|all|any)\s+(?:\w+\s+){0,2}?"
+        r"(?:refunds?|requests?|claims?|returns?|orders?|discounts?|exceptions?)\b", _F)),
+    Rule("role-play", "asks the assistant to take on another role", re.compile(
+        r"\byou\s+are\s+now\s+(?:\w+\s+){0,3}?(?:assistant|AI|bot|chatbot|agent|model|DAN|"
+        r"mode|unrestricted|jailbroken|\w*Bot|\w*GPT)\b"
+        r"|\bfrom\s+now\s+on,?\s+you\s+(?:are|will|must|should)\b"
+        r"|\bpretend\s+(?:to\s+be|you\s+are|you're|that\s+you\s+are)\b"
+        r"|\b(?:act|behave|respond)\s+as\s+(?:if\s+you\s+(?:are|were)\s+)?(?:an?|the|my)\s+"
+        r"(?:\w+\s+){0,2}?(?:assistant|AI|bot|agent|manager|admin(?:istrator)?|developer|"
+        r"supervisor|employee)\b"
+        r"|\brole-?\s?play\s+as\b"
+        r"|\b(?:developer|admin|god|DAN|jailbreak|unrestricted)\s+mode\b", _F)),
+    Rule("system-prompt", "imitates a system prompt or chat-template marker", re.compile(
+        r"^\s*(?:[*_>#-]+\s*)?(?:system|developer)\s*(?:prompt|message|instructions?|note)?"
+        r"\s*:"
+        r"|<\|?\s*(?:system|im_start|im_end|endoftext)\s*\|?>"
+        r"|\[/?(?:INST|SYS)\]|<</?SYS>>"
+        r"|\b(?:BEGIN|END)\s+(?:SYSTEM\s+)?(?:PROMPT|INSTRUCTIONS)\b"
+        r"|\bnew\s+(?:system\s+)?instructions?\s*:"
+        r"|\bsystem\s+override\b", _F)),
+    Rule("conceal", "asks for something to be hidden from the user", re.compile(
+        r"\bdo\s+not\s+(?:tell|inform|mention|reveal|disclose)\s+(?:this\s+)?(?:to\s+)?"
+        r"the\s+(?:user|human)\b", _F)),
+    Rule("exfiltrate", "asks for the assistant's instructions", re.compile(
+        r"\b(?:reveal|print|show|repeat|output)\s+(?:your|the)\s+(?:system\s+prompt|"
+        r"(?:hidden|initial|original)\s+(?:prompt|instructions)|instructions)\b", _F)),
+)
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    reason: str
+    start: int
+    end: int
+    excerpt: str
+
+
+def scan(text: str) -> list[Finding]:
+    """Every rule match in `text`, in order of position."""
+    findings = [
+        Finding(rule.name, rule.reason, m.start(), m.end(), _excerpt(text, m.start(), m.end()))
+        for rule in RULES
+        for m in rule.pattern.finditer(text)
+    ]
+    return sorted(findings, key=lambda f: (f.start, f.rule))
+
+
+def hidden_overlap(
+    chunk_start: int, chunk_end: int, hidden_spans: Sequence[tuple[int, int]]
+) -> tuple[int, int] | None:
+    """The first hidden span that overlaps [chunk_start, chunk_end), if any."""
+    for start, end in hidden_spans:
+        if start < chunk_end and end > chunk_start:
+            return start, end
+    return None
+
+
+def screen_chunk(chunk: Chunk, hidden_spans: Sequence[tuple[int, int]] = ()) -> Chunk:
+    """The chunk, flagged when it carries planted instructions or hidden HTML text."""
+    reasons: list[str] = []
+    span = hidden_overlap(chunk.start, chunk.end, hidden_spans)
+    if span is not None:
+        lo, hi = max(span[0], chunk.start) - chunk.start, min(span[1], chunk.end) - chunk.start
+        reasons.append(f"hidden HTML text: {_excerpt(chunk.content, lo, hi)!r}")
+    seen: set[str] = set()
+    for f in scan(chunk.content):
+        if f.rule not in seen:
+            seen.add(f.rule)
+            reasons.append(f"{f.reason}: {f.excerpt!r}")
+    if not reasons:
+        return chunk
+    return chunk.model_copy(update={"suspicious": True, "suspicious_reason": "; ".join(reasons)})
+
+
+def _excerpt(text: str, start: int, end: int, limit: int = 80) -> str:
+    piece = re.sub(r"\s+", " ", text[start:end]).strip()
+    return piece if len(piece) <= limit else piece[: limit - 1] + "…"

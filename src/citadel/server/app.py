@@ -1,0 +1,83 @@
+"""The application factory: `create_app(settings | engine)`.
+
+Routers are added with one `include_router` line each; everything per-app (engine, open
+streams) lives on `app.state`, everything per-request on `request.state`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+from fastapi import FastAPI
+
+from citadel.config import Settings
+from citadel.engine import Engine, NotReady
+from citadel.server.body_limit import BodyLimitMiddleware
+from citadel.server.docs import install_docs
+from citadel.server.errors import install_error_handlers
+from citadel.server.models import answer_request_model
+from citadel.server.page import install_page
+from citadel.server.provider import EngineProvider
+from citadel.server.request_log import RequestLogMiddleware
+from citadel.server.routes import api_router
+from citadel.server.sse import StreamRegistry, document_stream_events, stream_router
+
+log = logging.getLogger("citadel.http")
+
+DESCRIPTION = (
+    "Grounded answers whose citations cannot be forged: every citation names a chunk that was "
+    "retrieved for the request, its real source, the quote's offsets in that source, the "
+    "snapshot and the chunk's content hash."
+)
+
+
+def _version() -> str:
+    try:
+        return version("citadel")
+    except PackageNotFoundError:
+        return "0"
+
+
+def create_app(source: Settings | Engine | None = None) -> FastAPI:
+    """An app serving an open `Engine`, or the active snapshot of `Settings` (opened lazily)."""
+    if isinstance(source, Engine):
+        provider = EngineProvider(source.settings, engine=source)
+    else:
+        provider = EngineProvider(source or Settings.load())
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        try:
+            provider.get()
+        except NotReady as exc:
+            log.warning("starting without a servable knowledge base: %s", exc)
+        yield
+        provider.close()
+
+    app = FastAPI(title="Citadel", version=_version(), description=DESCRIPTION,
+                  lifespan=lifespan, docs_url=None, redoc_url=None)
+    app.state.provider = provider
+    app.state.streams = StreamRegistry()
+    install_error_handlers(app)
+    # Added last = outermost: the request log sees (and ids) every request, even a refused one.
+    app.add_middleware(BodyLimitMiddleware,
+                       max_bytes=max(64_000, 8 * provider.settings.max_question_chars))
+    app.add_middleware(RequestLogMiddleware)
+
+    request_model = answer_request_model(provider.settings.max_question_chars)
+    app.include_router(api_router(request_model))
+    app.include_router(stream_router(request_model))
+    install_docs(app)
+    install_page(app)
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = document_stream_events(FastAPI.openapi(app))
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+    return app

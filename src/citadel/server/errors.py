@@ -1,0 +1,88 @@
+"""Every failure becomes a JSON `ErrorBody`: 4xx for the caller's mistakes, 503 when the
+service is not ready, and a 500 only for a fault of ours (never for bad input)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+
+from citadel.engine import InvalidQuestion, NotReady
+from citadel.server.models import ErrorBody, ErrorDetail, FieldError
+
+log = logging.getLogger("citadel.http")
+
+_CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed",
+          413: "too_large", 415: "unsupported_media_type", 422: "invalid_request",
+          503: "not_ready"}
+
+# Documented on every operation, so the OpenAPI schema describes what clients really get.
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorBody, "description": "Malformed request (e.g. invalid JSON)."},
+    422: {"model": ErrorBody, "description": "The request is well-formed but invalid."},
+    503: {"model": ErrorBody, "description": "No servable knowledge base."},
+}
+
+
+def error_response(request: Request, status: int, message: str, code: str | None = None,
+                   errors: list[FieldError] | None = None) -> JSONResponse:
+    body = ErrorBody(error=ErrorDetail(
+        code=code or _CODES.get(status, "error"), message=message,
+        request_id=getattr(request.state, "request_id", None), errors=errors or [],
+    ))
+    return JSONResponse(body.model_dump(mode="json"), status_code=status)
+
+
+_EMPTY = {"string_too_short", "string_pattern_mismatch"}
+
+
+def _field_errors(exc: RequestValidationError) -> list[FieldError]:
+    return [
+        FieldError(loc=[p if isinstance(p, int) else str(p) for p in e.get("loc", ())],
+                   message=str(e.get("msg", "")), type=str(e.get("type", "")))
+        for e in exc.errors()
+    ]
+
+
+async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+    errors = _field_errors(exc)
+    if any(e.type == "json_invalid" for e in errors):
+        return error_response(request, 400, "the request body is not valid JSON",
+                              "invalid_json", errors)
+    if any(e.loc[-1:] == ["question"] and e.type in _EMPTY for e in errors):
+        return error_response(request, 422, "the question is empty", "invalid_question", errors)
+    summary = "; ".join(f"{'.'.join(str(p) for p in e.loc[1:]) or e.loc[0]}: {e.message}"
+                        for e in errors[:5])
+    return error_response(request, 422, f"invalid request: {summary}", errors=errors)
+
+
+async def _http(request: Request, exc: HTTPException) -> JSONResponse:
+    response = error_response(request, exc.status_code, str(exc.detail))
+    for key, value in (exc.headers or {}).items():
+        response.headers[key] = value
+    return response
+
+
+async def _invalid_question(request: Request, exc: InvalidQuestion) -> JSONResponse:
+    return error_response(request, 422, str(exc), "invalid_question")
+
+
+async def _not_ready(request: Request, exc: NotReady) -> JSONResponse:
+    return error_response(request, 503, str(exc))
+
+
+async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    log.exception("unhandled error in %s %s", request.method, request.url.path)
+    return error_response(request, 500, f"internal error: {type(exc).__name__}", "internal")
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(RequestValidationError, _validation)
+    app.add_exception_handler(HTTPException, _http)
+    app.add_exception_handler(InvalidQuestion, _invalid_question)
+    app.add_exception_handler(NotReady, _not_ready)
+    app.add_exception_handler(Exception, _unexpected)

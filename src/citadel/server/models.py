@@ -1,0 +1,148 @@
+"""Request and response bodies of the HTTP API (they are its OpenAPI schema)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from citadel.records import Chunk, Document
+
+
+class AnswerRequest(BaseModel):
+    """A question for `/v1/answer` and `/v1/answer/stream`. Unknown fields are refused."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(min_length=1, pattern=r"\S", description="The question to answer.")
+    top_k: int | None = Field(default=None, ge=1, le=100,
+                              description="Ranked chunks to retrieve (default: configured).")
+    tenant: str | None = Field(default=None, max_length=200,
+                               description="Only this tenant's (and public) documents.")
+    category: str | None = Field(default=None, max_length=200,
+                                 description="Only documents of this category.")
+
+
+def answer_request_model(max_question_chars: int) -> type[AnswerRequest]:
+    """`AnswerRequest` whose schema carries the configured question length limit."""
+    return create_model(
+        "AnswerRequest",
+        __base__=AnswerRequest,
+        __doc__=AnswerRequest.__doc__,
+        question=(str, Field(min_length=1, max_length=max_question_chars, pattern=r"\S",
+                             description="The question to answer.")),
+    )
+
+
+class FieldError(BaseModel):
+    """One problem with one part of a request."""
+
+    loc: list[str | int] = Field(description="Where: e.g. `[\"body\", \"top_k\"]`.")
+    message: str
+    type: str
+
+
+class ErrorDetail(BaseModel):
+    code: str = Field(description="Machine-readable, e.g. `invalid_request`, `not_found`.")
+    message: str
+    request_id: str | None = None
+    errors: list[FieldError] = Field(default_factory=list,
+                                     description="Per-field problems, when validating.")
+
+
+class ErrorBody(BaseModel):
+    """Every error answer has this body, whatever the status."""
+
+    error: ErrorDetail
+
+
+class TextWindow(BaseModel):
+    """A stretch of the source document's text around a chunk."""
+
+    text: str
+    start: int = Field(description="Offset of `text` in the document's source text.")
+    end: int
+
+
+class ChunkView(BaseModel):
+    """A stored chunk, where it sits in its source, and the text around it."""
+
+    chunk_id: str
+    document_id: str
+    source: str
+    title: str
+    section: str
+    category: str
+    content: str
+    start: int = Field(description="Offset of `content` in the document's source text.")
+    end: int
+    authority: float
+    effective_date: dt.date | None = None
+    tenant: str | None = None
+    content_sha256: str
+    snapshot_id: str
+    window: TextWindow
+
+    @classmethod
+    def of(cls, chunk: Chunk, document: Document | None, snapshot_id: str,
+           window_chars: int) -> ChunkView:
+        text = document.text if document is not None else chunk.content
+        base = 0 if document is not None else chunk.start
+        lo = max(0, chunk.start - base - window_chars)
+        hi = min(len(text), chunk.end - base + window_chars)
+        return cls(
+            **chunk.model_dump(include={"chunk_id", "document_id", "source", "title", "section",
+                                        "category", "content", "start", "end", "authority",
+                                        "effective_date", "tenant", "content_sha256"}),
+            snapshot_id=snapshot_id,
+            window=TextWindow(text=text[lo:hi], start=base + lo, end=base + hi),
+        )
+
+
+class ChunkSpan(BaseModel):
+    chunk_id: str
+    section: str
+    start: int
+    end: int
+
+
+class DocumentView(BaseModel):
+    """A source document's text and where each of its chunks sits in it."""
+
+    document_id: str
+    source: str
+    title: str
+    format: Literal["markdown", "text", "html"]
+    text: str = Field(description="The source text that citation and chunk offsets point into.")
+    content_sha256: str
+    category: str
+    authority: float
+    effective_date: dt.date | None = None
+    tenant: str | None = None
+    snapshot_id: str
+    chunks: list[ChunkSpan]
+
+    @classmethod
+    def of(cls, document: Document, chunks: list[Chunk], snapshot_id: str) -> DocumentView:
+        return cls(
+            **document.model_dump(include={"document_id", "source", "title", "format", "text",
+                                           "content_sha256", "category", "authority",
+                                           "effective_date", "tenant"}),
+            snapshot_id=snapshot_id,
+            chunks=[ChunkSpan(chunk_id=c.chunk_id, section=c.section, start=c.start, end=c.end)
+                    for c in chunks],
+        )
+
+
+class Health(BaseModel):
+    status: Literal["ok"] = "ok"
+
+
+class Readiness(BaseModel):
+    ready: bool
+    reason: str | None = Field(default=None, description="Why the service is not ready.")
+    snapshot_id: str | None = Field(default=None, description="The snapshot being served.")
+    active_snapshot_id: str | None = Field(default=None,
+                                           description="The snapshot the alias points at.")
+    backend: str | None = None

@@ -1,0 +1,35 @@
+"""Readiness: is the snapshot this process serves complete, compatible and still active?
+
+Kept to one function so a catalog-level `readiness()` from `citadel.snapshots` can replace
+its body without touching the routes.
+"""
+
+from __future__ import annotations
+
+from citadel.engine import Engine
+from citadel.server.models import Readiness
+from citadel.snapshots import Catalog, incompatibilities, runtime_fingerprint
+
+
+def readiness(engine: Engine) -> Readiness:
+    serving = engine.index.snapshot_id
+    base = {"snapshot_id": serving, "backend": engine.index.backend}
+    catalog = Catalog(engine.settings.home)
+    try:
+        active = catalog.alias()
+        info = catalog.get(serving)
+    except Exception as exc:  # an unreadable catalog is a reason, not a crash
+        return Readiness(ready=False, reason=f"catalog unreadable: {exc}", **base)
+    base["active_snapshot_id"] = active
+    if info is None:
+        return Readiness(ready=False, reason=f"snapshot {serving} is not in the catalog", **base)
+    if info.state != "complete":
+        return Readiness(ready=False, reason=f"snapshot {serving} is {info.state}", **base)
+    diffs = incompatibilities(info.fingerprint, runtime_fingerprint(engine.embedder))
+    if diffs:
+        return Readiness(ready=False, reason=f"snapshot {serving} does not match the running "
+                         "configuration: " + "; ".join(diffs), **base)
+    if active != serving:
+        return Readiness(ready=False, reason=f"serving {serving} but the active snapshot is "
+                         f"{active}: restart the server to serve it", **base)
+    return Readiness(ready=True, **base)

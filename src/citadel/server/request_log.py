@@ -1,0 +1,78 @@
+"""One structured (JSON) log line per request, and the request id it is known by.
+
+The id comes from a well-formed `X-Request-ID` header or is generated; it is echoed in the
+response header, passed to the engine (so it lands in the answer's trace) and logged. Handlers
+add what they learned (snapshot, citations) to `request.state.log`; the line is written when
+the response has been sent, so a stream's latency covers the whole stream.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+import uuid
+from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from citadel.records import Answer
+
+log = logging.getLogger("citadel.http")
+
+_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+
+
+def request_id_from(headers: list[tuple[bytes, bytes]]) -> str:
+    for key, value in headers:
+        if key.lower() == b"x-request-id":
+            candidate = value.decode("latin-1")
+            if _REQUEST_ID.fullmatch(candidate):
+                return candidate
+    return uuid.uuid4().hex
+
+
+def answer_log_fields(answer: Answer) -> dict[str, Any]:
+    t = answer.trace
+    return {"snapshot_id": t.snapshot_id, "backend": t.backend,
+            "citations_emitted": t.citations_emitted,
+            "citations_dropped": len(t.citations_dropped),
+            "grounded": answer.grounded, "abstained": answer.abstained,
+            "degraded": answer.degraded}
+
+
+class RequestLogMiddleware:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request_id = request_id_from(scope.get("headers", []))
+        state = scope.setdefault("state", {})
+        state["request_id"] = request_id
+        state["log"] = {}
+        status = 500
+        started = time.perf_counter()
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                message.setdefault("headers", [])
+                message["headers"] = [*message["headers"],
+                                      (b"x-request-id", request_id.encode())]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        finally:
+            line = {"event": "http_request", "request_id": request_id,
+                    "method": scope.get("method"), "path": scope.get("path"), "status": status,
+                    "latency_ms": round((time.perf_counter() - started) * 1000, 2),
+                    "snapshot_id": None, "backend": None,
+                    "citations_emitted": 0, "citations_dropped": 0}
+            line.update(state.get("log") or {})
+            log.info(json.dumps(line, default=str))

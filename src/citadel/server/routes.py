@@ -1,0 +1,87 @@
+"""JSON endpoints: answers, chunk and document lookup, health and readiness."""
+
+# No `from __future__ import annotations`: FastAPI must see the per-app request model itself.
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse
+
+from citadel.engine import Engine, NotReady
+from citadel.records import Answer
+from citadel.server.deps import get_engine, visible
+from citadel.server.errors import ERROR_RESPONSES
+from citadel.server.models import (
+    AnswerRequest,
+    ChunkView,
+    DocumentView,
+    ErrorBody,
+    Health,
+    Readiness,
+)
+from citadel.server.readiness import readiness
+from citadel.server.request_log import answer_log_fields
+
+NOT_FOUND = {404: {"model": ErrorBody, "description": "No such item in the served snapshot."}}
+TenantQuery = Annotated[str | None, Query(max_length=200,
+                                          description="Tenant whose documents may be shown.")]
+
+
+def api_router(request_model: type[AnswerRequest]) -> APIRouter:
+    router = APIRouter()
+
+    @router.post("/v1/answer", response_model=Answer, tags=["answers"],
+                 responses=ERROR_RESPONSES, summary="Answer a question with verified citations")
+    async def answer(body: request_model, request: Request,  # type: ignore[valid-type]
+                     engine: Annotated[Engine, Depends(get_engine)]) -> Answer:
+        result = await run_in_threadpool(
+            request.app.state.provider.call, engine.answer, body.question, top_k=body.top_k,
+            tenant=body.tenant, category=body.category, request_id=request.state.request_id,
+        )
+        request.state.log.update(answer_log_fields(result))
+        return result
+
+    @router.get("/v1/chunks/{chunk_id:path}", response_model=ChunkView, tags=["sources"],
+                responses={**ERROR_RESPONSES, **NOT_FOUND}, summary="A stored chunk")
+    def chunk(chunk_id: str, engine: Annotated[Engine, Depends(get_engine)],
+              tenant: TenantQuery = None,
+              window: Annotated[int, Query(ge=0, le=20_000, description=(
+                  "Characters of source text to include on each side of the chunk."))] = 400,
+              ) -> ChunkView:
+        found = engine.index.get_chunk(chunk_id)
+        if found is None or not visible(found.tenant, tenant):
+            raise HTTPException(404, f"no chunk {chunk_id!r} in snapshot "
+                                     f"{engine.index.snapshot_id}")
+        document = engine.index.get_document(found.document_id)
+        return ChunkView.of(found, document, engine.index.snapshot_id, window)
+
+    @router.get("/v1/documents/{document_id:path}", response_model=DocumentView,
+                tags=["sources"], responses={**ERROR_RESPONSES, **NOT_FOUND},
+                summary="A source document with its chunks' offsets")
+    def document(document_id: str, engine: Annotated[Engine, Depends(get_engine)],
+                 tenant: TenantQuery = None) -> DocumentView:
+        found = engine.index.get_document(document_id)
+        if found is None or not visible(found.tenant, tenant):
+            raise HTTPException(404, f"no document {document_id!r} in snapshot "
+                                     f"{engine.index.snapshot_id}")
+        return DocumentView.of(found, engine.index.chunks_of(document_id),
+                               engine.index.snapshot_id)
+
+    @router.get("/healthz", response_model=Health, tags=["operations"],
+                summary="The process is alive")
+    def healthz() -> Health:
+        return Health()
+
+    @router.get("/readyz", response_model=Readiness, tags=["operations"],
+                responses={503: {"model": Readiness, "description": "Not ready, with reason."}},
+                summary="The served snapshot is complete, compatible and active")
+    def readyz(request: Request) -> JSONResponse:
+        try:
+            state = readiness(request.app.state.provider.get())
+        except NotReady as exc:
+            state = Readiness(ready=False, reason=str(exc))
+        return JSONResponse(state.model_dump(mode="json"), status_code=200 if state.ready
+                            else 503)
+
+    return router

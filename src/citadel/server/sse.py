@@ -1,0 +1,133 @@
+"""`POST /v1/answer/stream`: the engine's stream events as Server-Sent Events.
+
+Each event is `event: <type>` plus one `data:` line of JSON (the event record). The engine's
+iterator is synchronous (retrieval and generation are blocking), so each step runs in the
+thread pool; between steps the server checks whether the client is still there, and when the
+client goes away, or the stream ends in any way, the iterator is closed (its `finally` blocks
+run) and the stream is unregistered: nothing outlives its request.
+"""
+
+# No `from __future__ import annotations`: FastAPI must see the per-app request model itself.
+
+import logging
+import threading
+from collections.abc import AsyncIterator, Iterator
+from typing import Annotated, Any
+
+import anyio
+from fastapi import APIRouter, Depends, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import StreamingResponse
+from pydantic import TypeAdapter
+
+from citadel.engine import Engine
+from citadel.server.deps import get_engine
+from citadel.server.errors import ERROR_RESPONSES
+from citadel.server.models import AnswerRequest
+from citadel.server.request_log import answer_log_fields
+from citadel.streaming import DoneEvent, ErrorEvent, StreamEvent
+
+log = logging.getLogger("citadel.http")
+
+STREAM_PATH = "/v1/answer/stream"
+_EVENT = TypeAdapter(StreamEvent)
+
+
+class StreamRegistry:
+    """The streams of one app that are still open (their request ids): for leak checks."""
+
+    def __init__(self) -> None:
+        self._open: set[str] = set()
+        self._lock = threading.Lock()
+
+    def add(self, request_id: str) -> None:
+        with self._lock:
+            self._open.add(request_id)
+
+    def discard(self, request_id: str) -> None:
+        with self._lock:
+            self._open.discard(request_id)
+
+    def open(self) -> frozenset[str]:
+        with self._lock:
+            return frozenset(self._open)
+
+
+def encode(event: Any) -> bytes:
+    """One SSE frame. JSON never contains a raw newline, so one `data:` line suffices."""
+    return f"event: {event.type}\ndata: {event.model_dump_json()}\n\n".encode()
+
+
+async def sse_frames(events: Iterator[Any], request: Request) -> AsyncIterator[bytes]:
+    request_id: str = request.state.request_id
+    registry: StreamRegistry = request.app.state.streams
+    provider = request.app.state.provider
+    registry.add(request_id)
+    try:
+        while True:
+            if await request.is_disconnected():
+                request.state.log["client_disconnected"] = True
+                return
+            try:
+                event = await run_in_threadpool(provider.call, next, events, None)
+            except Exception as exc:  # the status line is sent: report in-band, then stop
+                log.exception("stream %s failed", request_id)
+                yield encode(ErrorEvent(code="internal",
+                                        message=f"the answer failed: {type(exc).__name__}",
+                                        request_id=request_id))
+                return
+            if event is None:
+                return
+            if isinstance(event, DoneEvent):
+                request.state.log.update(answer_log_fields(event.answer))
+            yield encode(event)
+    finally:
+        close = getattr(events, "close", None)
+        with anyio.CancelScope(shield=True):
+            if close is not None:
+                await run_in_threadpool(close)
+            registry.discard(request_id)
+
+
+def stream_router(request_model: type[AnswerRequest]) -> APIRouter:
+    router = APIRouter()
+
+    @router.post(
+        STREAM_PATH, tags=["answers"], response_class=StreamingResponse,
+        summary="Answer a question as Server-Sent Events",
+        description="Events: `meta`, then `citation` and `delta` (a citation always before "
+                    "any text whose `[Sn]` marker refers to it), then `done` with the final "
+                    "`Answer`, or `error`.",
+        responses={**ERROR_RESPONSES, 200: {
+            "description": "A `text/event-stream` of `StreamEvent`s.",
+            "content": {"text/event-stream": {}},  # itemSchema added by document_stream_events
+        }},
+    )
+    async def answer_stream(body: request_model, request: Request,  # type: ignore[valid-type]
+                            engine: Annotated[Engine, Depends(get_engine)]
+                            ) -> StreamingResponse:
+        # Validates the question now, so bad input is a 4xx before the stream starts.
+        events = engine.stream(body.question, top_k=body.top_k, tenant=body.tenant,
+                               category=body.category, request_id=request.state.request_id)
+        return StreamingResponse(sse_frames(events, request), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-cache",
+                                          "X-Accel-Buffering": "no"})
+
+    return router
+
+
+def document_stream_events(openapi: dict[str, Any]) -> dict[str, Any]:
+    """Put the event records into the OpenAPI components and describe the stream's items."""
+    schema = _EVENT.json_schema(ref_template="#/components/schemas/{model}")
+    components = openapi.setdefault("components", {}).setdefault("schemas", {})
+    for name, definition in schema.pop("$defs", {}).items():
+        components.setdefault(name, definition)
+    components["StreamEvent"] = schema
+    content = openapi["paths"][STREAM_PATH]["post"]["responses"]["200"]["content"]
+    content["text/event-stream"]["itemSchema"] = {
+        "type": "object", "required": ["event", "data"],
+        "properties": {"event": {"type": "string"},
+                       "data": {"type": "string", "contentMediaType": "application/json",
+                                "contentSchema": {"$ref": "#/components/schemas/StreamEvent"}}},
+    }
+    return openapi

@@ -1,0 +1,129 @@
+// The source panel: a document's stored text with a span highlighted.
+// Offsets from the server count Unicode code points (Python), so the text is sliced by code
+// points here, not by JavaScript's UTF-16 units.
+import { clear, h, show } from "./dom.js";
+
+export class SourcePanel {
+  constructor(root) {
+    this.root = root;
+    this.documents = new Map(); // document id -> Promise of the document (one page session)
+    this.part = (id) => root.querySelector(`#${id}`);
+    this.part("source-close").addEventListener("click", () => this.close());
+  }
+
+  async document(documentId, tenant) {
+    if (!this.documents.has(documentId)) {
+      const query = tenant ? `?tenant=${encodeURIComponent(tenant)}` : "";
+      this.documents.set(documentId, fetchJson(
+        `/v1/documents/${encodeURIComponent(documentId)}${query}`));
+    }
+    try {
+      return await this.documents.get(documentId);
+    } catch (error) {
+      this.documents.delete(documentId);
+      throw error;
+    }
+  }
+
+  /** Open a citation's document with its quote highlighted (and its chunk shaded). */
+  async showCitation(citation, number, tenant) {
+    this.loading(citation.title);
+    try {
+      const doc = await this.document(citation.document_id, tenant);
+      const chunk = doc.chunks.find((c) => c.chunk_id === citation.chunk_id);
+      this.render(doc, chunk, { start: citation.start, end: citation.end }, citation.quote,
+                  `Citation ${number}`);
+    } catch (error) {
+      this.showError(error);
+    }
+  }
+
+  /** Open a chunk (e.g. a source consulted for an abstention) with the chunk highlighted. */
+  async showChunk(chunkId, tenant) {
+    this.loading(chunkId);
+    try {
+      const query = tenant ? `?tenant=${encodeURIComponent(tenant)}&window=0` : "?window=0";
+      const chunk = await fetchJson(`/v1/chunks/${encodeURIComponent(chunkId)}${query}`);
+      const doc = await this.document(chunk.document_id, tenant);
+      const span = doc.chunks.find((c) => c.chunk_id === chunkId);
+      this.render(doc, span, null, null, `Chunk ${chunkId}`);
+    } catch (error) {
+      this.showError(error);
+    }
+  }
+
+  loading(title) {
+    this.root.dataset.state = "loading";
+    show(this.root.querySelector(".source-empty"), false);
+    show(this.root.querySelector(".source-doc"));
+    this.part("source-title").textContent = title;
+    this.part("source-path").textContent = "Loading…";
+    clear(this.part("source-check"));
+    clear(this.part("source-text"));
+  }
+
+  render(doc, chunk, quoteSpan, quote, what) {
+    const chars = Array.from(doc.text);
+    const slice = (a, b) => chars.slice(a, b).join("");
+    const chunkSpan = chunk ? { start: chunk.start, end: chunk.end } : null;
+    const text = clear(this.part("source-text"));
+    // Three nested ranges at most: [chunk [quote] chunk]; each boundary cut once.
+    const cuts = [0, chars.length];
+    for (const span of [chunkSpan, quoteSpan]) if (span) cuts.push(span.start, span.end);
+    const points = [...new Set(cuts)].sort((a, b) => a - b);
+    let chunkNode = null;
+    for (let i = 0; i + 1 < points.length; i++) {
+      const [a, b] = [points[i], points[i + 1]];
+      const inChunk = chunkSpan && a >= chunkSpan.start && b <= chunkSpan.end;
+      const inQuote = quoteSpan && a >= quoteSpan.start && b <= quoteSpan.end;
+      const piece = inQuote ? h("mark", { class: "hl", id: "highlight" }, slice(a, b))
+        : document.createTextNode(slice(a, b));
+      if (inChunk) {
+        if (!chunkNode) {
+          chunkNode = h("span", { class: "chunk-range", "data-chunk": chunk.chunk_id });
+          text.append(chunkNode);
+        }
+        chunkNode.append(piece);
+      } else {
+        text.append(piece);
+      }
+    }
+    this.part("source-title").textContent = doc.title;
+    this.part("source-path").textContent =
+      `${doc.source} · ${doc.format} · snapshot ${doc.snapshot_id}`;
+    const check = clear(this.part("source-check"));
+    if (quoteSpan) {
+      const ok = slice(quoteSpan.start, quoteSpan.end) === quote;
+      check.append(h("span", { class: ok ? "check ok" : "check bad" },
+        ok ? `✓ ${what}: the quote is at characters ${quoteSpan.start}–${quoteSpan.end}`
+           : `✗ ${what}: the text at ${quoteSpan.start}–${quoteSpan.end} differs from the quote`));
+    } else {
+      check.append(h("span", { class: "check" }, `${what}` + (chunk
+        ? ` · characters ${chunk.start}–${chunk.end}` : "")));
+    }
+    this.root.dataset.state = "shown";
+    const target = text.querySelector("mark.hl") || chunkNode;
+    if (target) target.scrollIntoView({ block: "center", behavior: "instant" });
+  }
+
+  showError(error) {
+    this.root.dataset.state = "error";
+    this.part("source-path").textContent = "";
+    clear(this.part("source-text")).append(h("p", { class: "error-box" }, error.message));
+  }
+
+  close() {
+    this.root.dataset.state = "empty";
+    show(this.root.querySelector(".source-doc"), false);
+    show(this.root.querySelector(".source-empty"));
+  }
+}
+
+export async function fetchJson(url) {
+  const response = await fetch(url, { headers: { Accept: "application/json" } });
+  const payload = await response.json().catch(() => null);
+  if (!response.ok) {
+    throw new Error(payload?.error?.message || `HTTP ${response.status}`);
+  }
+  return payload;
+}
