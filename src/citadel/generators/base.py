@@ -1,9 +1,10 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
 
 from citadel.citations import GateResult
-from citadel.records import Context, Draft, RetryFeedback
+from citadel.records import Context, Draft, DraftSentence, RetryFeedback
 
 
 class Generator(ABC):
@@ -18,6 +19,16 @@ class Generator(ABC):
         self, question: str, context: Context, feedback: RetryFeedback | None = None
     ) -> Draft:
         """Answer from the context only, citing blocks by their labels with exact quotes."""
+
+    # True: `stream_draft` yields sentences as the model writes them (Engine.stream gates and
+    # releases each one); False: the engine streams the finished, gated answer.
+    streams_sentences: bool = False
+
+    def stream_draft(
+        self, question: str, context: Context, feedback: RetryFeedback | None = None
+    ) -> Iterator[DraftSentence | Draft]:
+        """Each sentence as soon as it is complete, then the whole `Draft` as the last item."""
+        raise NotImplementedError(f"{type(self).__name__} does not stream sentences")
 
     def review(self, draft: Draft, result: GateResult) -> RetryFeedback | None:
         """Why this draft, as the gate left it, should not be shown; None if it may be."""

@@ -78,6 +78,7 @@ class OpenAIGenerator(Generator):
         self.prompt = prompt
         self.retry_prompt = retry_prompt
         self.stream_prompt = stream_prompt
+        self.streams_sentences = stream_prompt is not None
         self.json_mode = json_mode
         self.support_threshold = support_threshold
         self.name = f"openai:{client.config.model}"
