@@ -32,6 +32,8 @@ def main() -> int:
     parser.add_argument("--json-mode", default="auto")
     parser.add_argument("--timeout", type=float, default=300.0)
     parser.add_argument("--json-out", type=Path, default=None)
+    parser.add_argument("--stream", action="store_true",
+                        help="use Engine.stream (sentence-streamed answers) instead of answer()")
     args = parser.parse_args()
 
     from citadel.config import Settings
@@ -51,11 +53,21 @@ def main() -> int:
     try:
         for i, question in enumerate(questions, 1):
             t0 = time.perf_counter()
-            answer = engine.answer(question)
+            first_delta = None
+            if args.stream:
+                answer = None
+                for event in engine.stream(question):
+                    if event.type == "delta" and first_delta is None:
+                        first_delta = time.perf_counter() - t0
+                    if event.type == "done":
+                        answer = event.answer
+            else:
+                answer = engine.answer(question)
             seconds = time.perf_counter() - t0
             t = answer.trace
             rows.append({
                 "question": question, "seconds": round(seconds, 1),
+                "first_delta_seconds": round(first_delta, 1) if first_delta else None,
                 "grounded": answer.grounded, "abstained": answer.abstained,
                 "degraded": answer.degraded, "answer": answer.answer,
                 "citations": [{"chunk_id": c.chunk_id, "quote": c.quote}
@@ -75,7 +87,7 @@ def main() -> int:
         engine.close()
 
     summary = summarize(rows)
-    print_summary(summary, args.model)
+    print_summary(summary, args.model + (" (streamed)" if args.stream else ""))
     if args.json_out:
         args.json_out.write_text(json.dumps({"summary": summary, "rows": rows}, indent=2))
     return 0
