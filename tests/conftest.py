@@ -54,3 +54,36 @@ def postgres_dsn() -> str:
     if not dsn:
         pytest.skip("no PostgreSQL: run the suite with `make test` (starts scripts/postgres.sh)")
     return dsn
+
+
+@pytest.fixture(scope="session")
+def make_postgres_database(postgres_dsn: str):
+    """Creates databases of this test session's own on the test server (other runs and
+    worktrees may share the server); all are dropped at the end. Returns their DSNs."""
+    import uuid
+
+    import psycopg
+    from psycopg import sql
+    from psycopg.conninfo import make_conninfo
+
+    admin = make_conninfo(postgres_dsn, dbname="postgres")
+    names: list[str] = []
+
+    def make() -> str:
+        name = f"citadel_test_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        names.append(name)
+        return make_conninfo(postgres_dsn, dbname=name)
+
+    yield make
+    with psycopg.connect(admin, autocommit=True) as conn:
+        for name in names:
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
+                sql.Identifier(name)))
+
+
+@pytest.fixture(scope="session")
+def postgres_database(make_postgres_database) -> str:
+    """DSN of a database for this session's shared PostgreSQL fixtures."""
+    return make_postgres_database()

@@ -12,6 +12,7 @@ from citadel.records import Conflict
 from citadel.server import create_app
 
 from .conftest import ROOT
+from .helpers_agent import ALICE_KEY, with_demo_business
 from .live_server import live_server
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -27,8 +28,10 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.fixture(scope="module")
-def site(hashing_engine):
-    with live_server(create_app(hashing_engine)) as url:
+def site(hashing_engine, tmp_path_factory):
+    engine = with_demo_business(hashing_engine,
+                                tmp_path_factory.mktemp("page") / "business.sqlite")
+    with live_server(create_app(engine)) as url:
         yield url
 
 
@@ -44,10 +47,15 @@ def browser():
 
 
 @pytest.fixture
-def page(browser):
+def console_errors() -> list[str]:
+    return []
+
+
+@pytest.fixture
+def page(browser, console_errors):
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     page = context.new_page()
-    errors: list[str] = []
+    errors = console_errors
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
     yield page
@@ -151,3 +159,65 @@ def test_api_docs_render_offline(page, site):
     assert {"/v1/answer", "/v1/answer/stream", "/healthz", "/readyz"} <= {
         s.strip() for s in summaries}
     page.screenshot(path=str(ARTIFACTS / "docs.png"))
+
+
+def ask_as_customer(page, site: str, key: str, question: str) -> None:
+    page.goto(site)
+    page.wait_for_selector('#status[data-ready="yes"]')
+    page.click('#modes .tab[data-mode="customer"]')
+    page.fill("#api-key", key)
+    page.fill("#question", question)
+    page.click("#ask")
+    page.wait_for_selector('#answer:is([data-state="done"], [data-state="error"])',
+                           state="attached", timeout=30_000)
+
+
+def test_customer_mode_shows_order_facts_apart_from_the_cited_policy(page, site):
+    question = "Can I get a refund for order 1042?"
+    expected = httpx.post(f"{site}/v1/agent", json={"question": question}, timeout=30,
+                          headers={"Authorization": f"Bearer {ALICE_KEY}"}).json()
+    assert expected["answer"]["citations"]
+
+    ask_as_customer(page, site, ALICE_KEY, question)
+    assert page.locator("#business").get_attribute("data-state") == "done"
+    # The order system's fact, with the tool call that produced it.
+    fact = page.locator('#business .fact[data-tool="check_refund_eligibility"]')
+    assert "is eligible for a refund" in fact.locator(".fact-summary").inner_text()
+    assert fact.locator('dd[data-field="eligible"]').inner_text() == "yes"
+    assert fact.locator(".fact-call").inner_text().startswith(
+        "check_refund_eligibility(order_id=1042) → ok")
+    assert "authoritative" in page.inner_text("#business .answer-head")
+    # Apart: no citations among the facts, no order facts in the cited policy.
+    assert page.locator("#business a.cite").count() == 0
+    policy = page.inner_text("#answer-text")
+    assert "1042" not in policy and "order system" not in policy
+    assert page.inner_text("#verdict").startswith("Grounded")
+
+    links = page.locator("#answer-text a.cite")
+    assert links.count() >= 1
+    first = links.nth(0)
+    citation = expected["answer"]["citations"][int(first.get_attribute("data-n")) - 1]
+    first.hover()
+    page.wait_for_selector("#tooltip:not([hidden])")
+    assert citation["quote"] in page.inner_text("#tooltip")
+    first.click()
+    page.wait_for_selector('#source[data-state="shown"]')
+    assert page.inner_text("mark.hl") == citation["quote"]
+    page.mouse.move(0, 0)
+    page.evaluate("window.scrollTo(0, 0)")
+    page.screenshot(path=str(ARTIFACTS / "page-customer.png"))
+
+
+def test_customer_mode_refuses_a_wrong_key_and_hides_other_customers_orders(
+        page, site, console_errors):
+    ask_as_customer(page, site, "cit_not_a_real_key_000000", "Where is order 1042?")
+    assert "missing or invalid API key" in page.inner_text("#error")
+    assert page.locator("#business").is_hidden()
+    # Chromium logs the refused request itself; nothing else may fail.
+    console_errors[:] = [e for e in console_errors if "status of 401" not in e]
+
+    ask_as_customer(page, site, ALICE_KEY, "Where is order 2001?")
+    fact = page.locator('#business .fact[data-tool="get_order"]')
+    assert fact.get_attribute("data-outcome") == "not_found"
+    assert "couldn't find order #2001" in fact.inner_text()
+    page.screenshot(path=str(ARTIFACTS / "page-customer-not-found.png"))

@@ -25,7 +25,15 @@ class Settings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     home: Path = Field(default=Path(".citadel"), description="Where snapshots and logs live.")
-    backend: str = "local"
+    backend: str = Field(default="local", description="local | qdrant | postgres")
+    # Server backends (see backends/qdrant.py, backends/postgres.py).
+    qdrant_url: str | None = Field(default=None, description="Qdrant server: http://host:6333.")
+    qdrant_path: str | None = Field(
+        default=None, description="Embedded Qdrant folder (default <home>/qdrant), or :memory:.")
+    qdrant_alias: str = Field(default="citadel-active", min_length=1)
+    postgres_dsn: str | None = Field(default=None, description="postgresql://user@host:port/db")
+    backend_timeout: float = Field(default=5.0, gt=0, le=600,
+                                   description="Seconds to wait for a server backend.")
     embedder: str = Field(default="minilm", description="minilm | hashing")
 
     # Chunking (part of the snapshot fingerprint).

@@ -15,7 +15,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from citadel.backends import RetrievalError, SearchIndex, get_backend
+from citadel.backends import Backend, RetrievalError, SearchIndex, SearchResult, get_backend
+from citadel.backends.readiness import alias_mismatch
 from citadel.citations import GateResult, gate
 from citadel.config import Settings
 from citadel.conflict_answer import compose as compose_conflict_answer
@@ -32,6 +33,7 @@ from citadel.fallbacks import (
     sources_consulted,
 )
 from citadel.generators import Generator, get_generator
+from citadel.readiness import readiness
 from citadel.records import (
     Answer,
     Conflict,
@@ -47,7 +49,6 @@ from citadel.requestlog import RequestLog
 from citadel.rerankers import Reranker, get_reranker
 from citadel.rerankers.stage import rerank_stage
 from citadel.sentence_release import SentenceRelease
-from citadel.snapshots import Catalog, incompatibilities, runtime_fingerprint
 from citadel.streaming import DoneEvent, MetaEvent, StreamEvent, answer_events
 from citadel.supersession import add_successor_sections
 
@@ -113,30 +114,30 @@ class Engine:
         generator: Generator | None = None,
         reranker: Reranker | None = None,
         request_log: RequestLog | None = None,
+        backend: Backend | None = None,
     ) -> Engine:
         """Open the active snapshot, refusing one that is incomplete or incompatible.
 
         The reranker and the request log come from the settings unless given."""
         settings = settings or Settings.load()
-        catalog = Catalog(settings.home)
-        snapshot_id = catalog.alias()
-        if snapshot_id is None:
-            raise NotReady(
-                f"no active knowledge base in {settings.home}: run `citadel ingest PATH` first"
-            )
-        info = catalog.get(snapshot_id)
-        if info is None or info.state != "complete":
-            raise NotReady(f"active snapshot {snapshot_id} is not complete")
         embedder = embedder or get_embedder(settings.embedder)
-        diffs = incompatibilities(info.fingerprint, runtime_fingerprint(embedder))
-        if diffs:
-            raise NotReady(
-                f"active snapshot {snapshot_id} does not match the running configuration: "
-                + "; ".join(diffs)
-            )
-        index = get_backend(settings).open(
-            snapshot_id, settings.dense_weight, settings.candidates
-        )
+        owned = backend is None
+        backend = backend or get_backend(settings)
+        ready = readiness(settings, embedder, backend)
+        # An unreachable server does not stop the engine: requests fall back until it returns.
+        if (not ready.ok and not ready.backend_unreachable) or ready.active is None:
+            if owned:
+                backend.close()
+            raise NotReady(ready.reason)
+        snapshot_id = ready.active
+        # Opened first so that the alias check reuses the index's connection.
+        index = backend.open(snapshot_id, settings.dense_weight, settings.candidates)
+        if owned:
+            backend.close()  # takes effect when the index closes: it holds the connection
+        mismatch = alias_mismatch(backend, snapshot_id)
+        if mismatch:
+            index.close()
+            raise NotReady(mismatch)
         if request_log is None and settings.log_requests:
             request_log = RequestLog.from_settings(settings)
         return cls(settings, index, embedder, generator or get_generator(settings),
@@ -225,7 +226,8 @@ class Engine:
         depth = max(k, self.settings.rerank_depth) if self.reranker is not None else k
         try:
             with trace.stage("retrieve"):
-                ranked = self._search(question, depth, tenant, category)
+                retrieved = self._search(question, depth, tenant, category)
+            ranked = retrieved.ranked
             if self.reranker is not None:
                 with trace.stage("rerank"):
                     outcome = rerank_stage(self.reranker, question, ranked,
@@ -243,7 +245,8 @@ class Engine:
                 answer=RETRIEVAL_FAILED, grounded=False, abstained=True, degraded=True,
                 missing=describe_missing(question), next_step=RETRIEVAL_NEXT_STEP,
                 trace=trace.freeze())
-        trace.fields["retrieved"] = tuple(r.chunk_id for r in ranked)
+        trace.fields.update(retrieved=tuple(r.chunk_id for r in ranked),
+                            malformed_skipped=retrieved.malformed_skipped)
 
         with trace.stage("build_context"):
             context = build_context(
@@ -399,15 +402,17 @@ class Engine:
         self, question: str, top_k: int | None, tenant: str | None, category: str | None
     ) -> list[RankedChunk]:
         """The fused top-k plus stand-ins for superseded sections (no reranking)."""
-        return self._with_successors(self._search(question, top_k, tenant, category))
+        return self._with_successors(self._search(question, top_k, tenant, category).ranked)
 
     def _search(
         self, question: str, top_k: int | None, tenant: str | None, category: str | None
-    ) -> list[RankedChunk]:
+    ) -> SearchResult:
         k = top_k or self.settings.top_k
         try:
             vector = self.embedder.embed_query(question)
-            return self.index.search(question, vector, k, tenant=tenant, category=category)
+            return self.index.search_result(
+                question, vector, k, tenant=tenant, category=category
+            )
         except RetrievalError:
             raise
         except Exception as exc:  # any backend fault is a retrieval failure, never a crash

@@ -1,7 +1,14 @@
-"""Ingestion: files -> documents -> chunks -> embeddings -> a validated snapshot -> alias."""
+"""Ingestion: files -> documents -> chunks -> embeddings -> a validated snapshot -> alias.
+
+A build never touches the active snapshot: it writes a new snapshot beside it under a
+per-snapshot build lock, validates it, records it `complete`, and only then switches the alias.
+A crash at any point leaves the previous snapshot active and serving; the half-built one stays
+`building` (its lock released by the kernel) or `failed`, and the next ingest rebuilds it.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -11,14 +18,26 @@ import numpy as np
 from tqdm import tqdm
 
 from citadel.backends import Backend, get_backend
+from citadel.backends.readiness import alias_mismatch
+from citadel.build_lock import build_lock, builder_identity
 from citadel.chunking import ChunkingParams, chunk_document
 from citadel.config import Settings
 from citadel.embedders import Embedder, get_embedder
+from citadel.embedding_cache import EmbeddingCache, embed_cached
 from citadel.loaders import Skipped, load_corpus
 from citadel.records import Chunk, Document
-from citadel.snapshots import Catalog, SnapshotError, fingerprint
+from citadel.snapshots import (
+    Catalog,
+    Fingerprint,
+    Manifest,
+    SnapshotError,
+    build_manifest,
+    fingerprint,
+)
 
 EMBED_BATCH = 256
+# The points where `fault` is called, in order; a crash may happen before any of them.
+STAGES = ("load", "chunk", "embed", "write", "manifest", "validate", "complete", "activate")
 
 
 class IngestError(RuntimeError):
@@ -38,6 +57,7 @@ class IngestReport:
     seconds: float
     embedded: int = 0
     stage_seconds: dict[str, float] = field(default_factory=dict)
+    cached: int = 0
 
 
 def index_text(chunk: Chunk) -> str:
@@ -55,17 +75,21 @@ def ingest(
     progress: bool = True,
     activate: bool = True,
     fault: Callable[[str], None] | None = None,
+    cache: EmbeddingCache | None = None,
+    on_wait: Callable[[str], None] | None = None,
 ) -> IngestReport:
     """Build (or reuse) the snapshot for these files and make it active.
 
-    `fault` is called with each stage name before the stage runs; tests use it to inject
-    a crash between stages.
+    `fault` is called with each stage name (`STAGES`) before the stage runs; tests use it to
+    inject a crash between stages. `cache` defaults to `<home>/cache/embeddings.sqlite`.
+    `on_wait` is told who holds the build lock when another ingest is building the same
+    snapshot.
     """
     started = time.perf_counter()
-    stage_seconds: dict[str, float] = {}
+    marks: dict[str, float] = {}
 
     def stage(name: str) -> None:
-        stage_seconds[name] = time.perf_counter()
+        marks[name] = time.perf_counter()
         if fault is not None:
             fault(name)
 
@@ -82,34 +106,87 @@ def ingest(
     chunks = chunk_documents(corpus.documents, params)
     if not chunks:
         raise IngestError("the files contain no text to index", corpus.skipped)
-    fp = fingerprint(list(corpus.documents), embedder, params)
+    fp = fingerprint(list(corpus.documents), embedder, params, backend.lexical_semantics)
     snapshot_id = fp.snapshot_id
 
-    existing = catalog.get(snapshot_id)
-    if existing and existing.state == "complete" and backend.has_snapshot(snapshot_id):
-        activated = _activate(catalog, snapshot_id) if activate else False
-        return IngestReport(snapshot_id, len(corpus.documents), len(chunks), corpus.skipped,
-                            reused=True, activated=activated,
-                            seconds=time.perf_counter() - started)
+    embedded = cached = 0
+    reused = _reusable(catalog, backend, snapshot_id)
+    if not reused:
+        with build_lock(settings.home, snapshot_id, on_wait=on_wait):
+            # Another ingest may have finished this very snapshot while we waited.
+            reused = _reusable(catalog, backend, snapshot_id)
+            if not reused:
+                embedded, cached = _build(
+                    snapshot_id, fp, corpus.documents, chunks, settings, embedder, backend,
+                    catalog, cache or EmbeddingCache.for_home(settings.home), progress, stage,
+                )
+    stage("activate")
+    activated = _activate(catalog, snapshot_id, backend) if activate else False
+    marks["end"] = time.perf_counter()
+    names = list(marks)
+    stage_seconds = {a: round(marks[b] - marks[a], 4) for a, b in zip(names, names[1:],
+                                                                       strict=False)}
+    return IngestReport(snapshot_id, len(corpus.documents), len(chunks), corpus.skipped,
+                        reused=reused, activated=activated,
+                        seconds=time.perf_counter() - started, embedded=embedded,
+                        stage_seconds=stage_seconds, cached=cached)
 
-    catalog.begin(snapshot_id, backend.name, fp)
+
+def _reusable(catalog: Catalog, backend: Backend, snapshot_id: str) -> bool:
+    existing = catalog.get(snapshot_id)
+    if existing is None or existing.state != "complete":
+        return False
+    if not backend.has_snapshot(snapshot_id):
+        # Never repaired silently: a complete snapshot is immutable.
+        raise SnapshotError(
+            f"snapshot {snapshot_id} is recorded complete but its data is missing; "
+            f"delete it (`citadel kb delete {snapshot_id}`) and ingest again"
+        )
+    return True
+
+
+def _build(
+    snapshot_id: str,
+    fp: Fingerprint,
+    documents: Sequence[Document],
+    chunks: Sequence[Chunk],
+    settings: Settings,
+    embedder: Embedder,
+    backend: Backend,
+    catalog: Catalog,
+    cache: EmbeddingCache,
+    progress: bool,
+    stage: Callable[[str], None],
+) -> tuple[int, int]:
+    """Build, validate and complete one snapshot; on any failure record it `failed`."""
+    catalog.begin(snapshot_id, backend.name, fp, builder=builder_identity())
     try:
         stage("embed")
         texts = [index_text(c) for c in chunks]
-        vectors = embed_all(embedder, texts, progress)
+        vectors, embedded = embed_cached(embedder, texts, cache, progress)
         stage("write")
-        backend.write_snapshot(snapshot_id, corpus.documents, chunks, vectors, texts)
+        backend.write_snapshot(snapshot_id, documents, chunks, vectors, texts)
+        stage("manifest")
+        info = catalog.get(snapshot_id)
+        manifest = build_manifest(
+            snapshot_id, backend.name, fp, documents, len(chunks),
+            created_at=info.created_at if info else "",
+            build={"builder": builder_identity(), "embedded": embedded,
+                   "cached": len(chunks) - embedded},
+        )
+        catalog.write_manifest(manifest)
         stage("validate")
-        validate_snapshot(backend, snapshot_id, corpus.documents, chunks, embedder, settings)
+        written = catalog.read_manifest(snapshot_id)
+        if written is None:
+            raise SnapshotError(f"manifest of {snapshot_id} vanished after writing")
+        validate_snapshot(backend, snapshot_id, documents, chunks, embedder, settings,
+                          vectors=vectors, manifest=written)
         stage("complete")
-        catalog.complete(snapshot_id, len(corpus.documents), len(chunks))
+        catalog.complete(snapshot_id, len(documents), len(chunks))
     except BaseException as exc:
         catalog.fail(snapshot_id, f"{type(exc).__name__}: {exc}")
         raise
-    activated = _activate(catalog, snapshot_id) if activate else False
-    return IngestReport(snapshot_id, len(corpus.documents), len(chunks), corpus.skipped,
-                        reused=False, activated=activated, seconds=time.perf_counter() - started,
-                        embedded=len(chunks), stage_seconds=stage_seconds)
+    return embedded, len(chunks) - embedded
 
 
 def chunk_documents(documents: Sequence[Document], params: ChunkingParams) -> list[Chunk]:
@@ -123,6 +200,7 @@ def chunk_documents(documents: Sequence[Document], params: ChunkingParams) -> li
 
 
 def embed_all(embedder: Embedder, texts: list[str], progress: bool) -> np.ndarray:
+    """Embed every text, no cache (see `citadel.embedding_cache.embed_cached`)."""
     out = np.zeros((len(texts), embedder.dimension), dtype=np.float32)
     with tqdm(total=len(texts), desc="embedding", unit="chunk", disable=not progress,
               file=None) as bar:
@@ -133,6 +211,9 @@ def embed_all(embedder: Embedder, texts: list[str], progress: bool) -> np.ndarra
     return out
 
 
+SAMPLE_QUERIES = 5
+
+
 def validate_snapshot(
     backend: Backend,
     snapshot_id: str,
@@ -140,29 +221,69 @@ def validate_snapshot(
     chunks: Sequence[Chunk],
     embedder: Embedder,
     settings: Settings,
+    *,
+    vectors: np.ndarray | None = None,
+    manifest: Manifest | None = None,
 ) -> None:
-    """Refuse to complete a snapshot whose indexes disagree with what was built."""
+    """Refuse to complete a snapshot whose indexes disagree with what was built.
+
+    Checks: counts in every index equal the build (and the manifest, when given); every
+    stored chunk and document round-trips (content, offsets, content hash); a sample of
+    queries returns results, and each sampled chunk's vector finds it. With `vectors` the
+    sample queries reuse the built vectors instead of embedding again.
+    """
+    expected = {"documents": len(documents), "chunks": len(chunks),
+                "dense": len(chunks), "lexical": len(chunks)}
+    if manifest is not None and (
+        manifest.snapshot_id != snapshot_id
+        or Fingerprint.model_validate(manifest.fingerprint).snapshot_id != snapshot_id
+        or manifest.counts != expected
+    ):
+        raise SnapshotError(
+            f"manifest of {snapshot_id} (id {manifest.snapshot_id}, counts {manifest.counts}) "
+            f"does not match the build {expected}"
+        )
     index = backend.open(snapshot_id, settings.dense_weight, settings.candidates)
     try:
         counts = index.count()
-        expected = {"documents": len(documents), "chunks": len(chunks),
-                    "dense": len(chunks), "lexical": len(chunks)}
         if counts != expected:
             raise SnapshotError(f"index counts {counts} do not match the build {expected}")
-        for chunk in chunks[:: max(1, len(chunks) // 5)][:5]:
-            hits = index.search(chunk.content, embedder.embed_query(index_text(chunk)), 5)
+        by_document: dict[str, list[Chunk]] = {}
+        for chunk in chunks:
+            by_document.setdefault(chunk.document_id, []).append(chunk)
+        for doc in documents:
+            stored_doc = index.get_document(doc.document_id)
+            if stored_doc != doc:
+                raise SnapshotError(f"stored document {doc.document_id} does not round-trip")
+            stored = index.chunks_of(doc.document_id)
+            if stored != by_document.get(doc.document_id, []):
+                raise SnapshotError(f"stored chunks of {doc.document_id} do not round-trip")
+            for c in stored:
+                if (doc.text[c.start : c.end] != c.content
+                        or hashlib.sha256(c.content.encode()).hexdigest() != c.content_sha256):
+                    raise SnapshotError(f"stored chunk {c.chunk_id} does not round-trip")
+    finally:
+        index.close()
+    # Sample queries, ranked by the dense side alone: a chunk's own vector must find it (or
+    # an identical twin), which proves vectors and chunks are aligned row for row.
+    index = backend.open(snapshot_id, 1.0, settings.candidates)
+    try:
+        step = max(1, len(chunks) // SAMPLE_QUERIES)
+        for row in range(0, len(chunks), step)[:SAMPLE_QUERIES]:
+            chunk = chunks[row]
+            query = (vectors[row] if vectors is not None
+                     else embedder.embed_query(index_text(chunk)))
+            hits = index.search(chunk.content, query, settings.candidates)
             if not hits:
                 raise SnapshotError(f"sample query for {chunk.chunk_id} returned nothing")
-            stored = index.get_chunk(chunk.chunk_id)
-            doc = index.get_document(chunk.document_id)
-            if stored != chunk or doc is None or doc.text[chunk.start : chunk.end] != chunk.content:
-                raise SnapshotError(f"stored chunk {chunk.chunk_id} does not round-trip")
+            if not any(h.chunk.content_sha256 == chunk.content_sha256 for h in hits):
+                raise SnapshotError(f"sample query for {chunk.chunk_id} did not retrieve it")
     finally:
         index.close()
 
 
-def _activate(catalog: Catalog, snapshot_id: str) -> bool:
-    if catalog.alias() == snapshot_id:
+def _activate(catalog: Catalog, snapshot_id: str, backend: Backend) -> bool:
+    if catalog.alias() == snapshot_id and alias_mismatch(backend, snapshot_id) is None:
         return False
-    catalog.switch(snapshot_id)
+    catalog.switch(snapshot_id, mirror=backend.activate)
     return True

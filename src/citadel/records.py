@@ -241,6 +241,7 @@ class Trace(Record):
     prompt_version: str = ""
     retrieval_config_version: str = ""
     retrieved: tuple[str, ...] = ()
+    malformed_skipped: int = Field(default=0, description="Stored chunks skipped as malformed.")
     context_labels: dict[str, str] = Field(default_factory=dict)
     citations_emitted: int = 0
     citations_dropped: tuple[DroppedCitation, ...] = ()

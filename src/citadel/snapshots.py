@@ -1,8 +1,11 @@
 """Knowledge snapshots: fingerprinted, immutable index artifacts behind an atomic alias.
 
-The catalog (SQLite, `<home>/catalog.sqlite`) records every snapshot's state and manifest and
-the alias `active`. Switching the alias is one transaction: readers see the old snapshot or
+The catalog (SQLite, `<home>/catalog.sqlite`) records every snapshot's state and fingerprint
+and the alias `active`. Switching the alias is one transaction: readers see the old snapshot or
 the new one, never a mixture. Snapshot data lives with the backend; the catalog only names it.
+Each completed build also leaves a readable `manifest.json` (fingerprint, per-document content
+hashes, counts, times) in `<home>/snapshots/<id>/`, which for the local backend is the
+snapshot's own data directory.
 """
 
 from __future__ import annotations
@@ -10,8 +13,9 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import os
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
@@ -26,6 +30,7 @@ from citadel.records import Document
 # 2: chunks carry injection-screening flags (suspicious, suspicious_reason) and HTML documents
 # their hidden_spans; a version-1 snapshot has no flags and must not be served.
 KNOWLEDGE_SCHEMA_VERSION = 2
+MANIFEST_FORMAT = "citadel-snapshot-manifest/1"
 DENSE_SCHEMA = {"dtype": "float32", "metric": "cosine", "normalised": True}
 SPARSE_SCHEMA = {"kind": "bm25-terms", "version": 1}
 ACTIVE = "active"
@@ -68,6 +73,7 @@ class Fingerprint(BaseModel):
 
 
 def corpus_sha256(documents: Iterable[Document]) -> str:
+    """Covers every document's metadata and, through `content_sha256`, its text."""
     h = hashlib.sha256()
     for doc in sorted(documents, key=lambda d: d.document_id):
         meta = doc.model_dump(mode="json", exclude={"text"})
@@ -77,24 +83,31 @@ def corpus_sha256(documents: Iterable[Document]) -> str:
 
 
 def fingerprint(
-    documents: list[Document], embedder: Embedder, chunking: ChunkingParams
+    documents: list[Document],
+    embedder: Embedder,
+    chunking: ChunkingParams,
+    lexical: dict[str, Any] | None = None,
 ) -> Fingerprint:
+    """`lexical` is the backend's lexical semantics (`Backend.lexical_semantics`)."""
     return Fingerprint(
         corpus_sha256=corpus_sha256(documents),
         documents=len(documents),
         embedder=embedder.fingerprint(),
         chunking=chunking.fingerprint(),
+        lexical=LEXICAL_SEMANTICS if lexical is None else lexical,
     )
 
 
-def runtime_fingerprint(embedder: Embedder) -> dict[str, Any]:
+def runtime_fingerprint(
+    embedder: Embedder, lexical: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """What the running configuration offers, to compare with `Fingerprint.runtime_part`."""
     return {
         "knowledge_schema_version": KNOWLEDGE_SCHEMA_VERSION,
         "embedder": embedder.fingerprint(),
         "dense_schema": DENSE_SCHEMA,
         "sparse_schema": SPARSE_SCHEMA,
-        "lexical": LEXICAL_SEMANTICS,
+        "lexical": LEXICAL_SEMANTICS if lexical is None else lexical,
     }
 
 
@@ -127,6 +140,7 @@ class SnapshotInfo(BaseModel):
     chunks: int = 0
     fingerprint: dict[str, Any]
     error: str | None = None
+    builder: str | None = None
 
     @property
     def embedder_name(self) -> str:
@@ -135,7 +149,55 @@ class SnapshotInfo(BaseModel):
 
 
 def _now() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    # Microseconds: snapshots built in the same second still order by creation.
+    return dt.datetime.now(dt.UTC).isoformat(timespec="microseconds")
+
+
+class DocumentEntry(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    document_id: str
+    source: str
+    content_sha256: str
+
+
+class Manifest(BaseModel):
+    """The readable description of one snapshot, written next to its data."""
+
+    model_config = ConfigDict(frozen=True)
+
+    format: str = MANIFEST_FORMAT
+    snapshot_id: str
+    backend: str
+    created_at: str
+    fingerprint: dict[str, Any]
+    counts: dict[str, int]
+    documents: tuple[DocumentEntry, ...]
+    build: dict[str, Any] = {}
+
+
+def build_manifest(
+    snapshot_id: str,
+    backend: str,
+    fp: Fingerprint,
+    documents: Iterable[Document],
+    chunks: int,
+    created_at: str,
+    build: dict[str, Any] | None = None,
+) -> Manifest:
+    docs = tuple(
+        DocumentEntry(document_id=d.document_id, source=d.source, content_sha256=d.content_sha256)
+        for d in sorted(documents, key=lambda d: d.document_id)
+    )
+    return Manifest(
+        snapshot_id=snapshot_id,
+        backend=backend,
+        created_at=created_at,
+        fingerprint=fp.model_dump(mode="json"),
+        counts={"documents": len(docs), "chunks": chunks, "dense": chunks, "lexical": chunks},
+        documents=docs,
+        build=build or {},
+    )
 
 
 class Catalog:
@@ -144,6 +206,30 @@ class Catalog:
     def __init__(self, home: Path) -> None:
         self.home = home
         self.path = home / "catalog.sqlite"
+
+    def snapshot_dir(self, snapshot_id: str) -> Path:
+        """Where the manifest lives (for the local backend, also the data)."""
+        return self.home / "snapshots" / snapshot_id
+
+    def manifest_path(self, snapshot_id: str) -> Path:
+        return self.snapshot_dir(snapshot_id) / "manifest.json"
+
+    def write_manifest(self, manifest: Manifest) -> Path:
+        """Write atomically (temp file + rename): a reader sees the whole manifest or none."""
+        path = self.manifest_path(manifest.snapshot_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".manifest.{os.getpid()}.tmp")
+        tmp.write_text(manifest.model_dump_json(indent=2) + "\n")
+        os.replace(tmp, path)
+        return path
+
+    def read_manifest(self, snapshot_id: str) -> Manifest | None:
+        try:
+            return Manifest.model_validate_json(self.manifest_path(snapshot_id).read_text())
+        except FileNotFoundError:
+            return None
+        except ValueError as exc:
+            raise SnapshotError(f"manifest of {snapshot_id} is unreadable: {exc}") from None
 
     @contextmanager
     def _db(self) -> Iterator[sqlite3.Connection]:
@@ -155,8 +241,12 @@ class Catalog:
                 """CREATE TABLE IF NOT EXISTS snapshots (
                     snapshot_id TEXT PRIMARY KEY, backend TEXT NOT NULL, state TEXT NOT NULL,
                     created_at TEXT NOT NULL, completed_at TEXT, documents INTEGER DEFAULT 0,
-                    chunks INTEGER DEFAULT 0, fingerprint TEXT NOT NULL, error TEXT)"""
+                    chunks INTEGER DEFAULT 0, fingerprint TEXT NOT NULL, error TEXT,
+                    builder TEXT)"""
             )
+            columns = {r[1] for r in conn.execute("PRAGMA table_info(snapshots)")}
+            if "builder" not in columns:  # a catalog written before builders were recorded
+                conn.execute("ALTER TABLE snapshots ADD COLUMN builder TEXT")
             conn.execute(
                 """CREATE TABLE IF NOT EXISTS aliases (
                     name TEXT PRIMARY KEY, snapshot_id TEXT NOT NULL, updated_at TEXT NOT NULL)"""
@@ -170,33 +260,56 @@ class Catalog:
         finally:
             conn.close()
 
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._db() as db:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+
     def get(self, snapshot_id: str) -> SnapshotInfo | None:
         with self._db() as db:
             row = db.execute(
-                "SELECT snapshot_id, backend, state, created_at, completed_at, documents, "
-                "chunks, fingerprint, error FROM snapshots WHERE snapshot_id = ?",
-                (snapshot_id,),
+                f"SELECT {_COLUMNS} FROM snapshots WHERE snapshot_id = ?", (snapshot_id,)
             ).fetchone()
         return _info(row) if row else None
 
     def list(self) -> list[SnapshotInfo]:
         with self._db() as db:
             rows = db.execute(
-                "SELECT snapshot_id, backend, state, created_at, completed_at, documents, "
-                "chunks, fingerprint, error FROM snapshots ORDER BY created_at, snapshot_id"
+                f"SELECT {_COLUMNS} FROM snapshots ORDER BY created_at, snapshot_id"
             ).fetchall()
         return [_info(r) for r in rows]
 
-    def begin(self, snapshot_id: str, backend: str, fp: Fingerprint) -> None:
+    def resolve(self, prefix: str) -> str:
+        """A full snapshot id from an id or an unambiguous prefix of one."""
+        ids = [s.snapshot_id for s in self.list()]
+        if prefix in ids:
+            return prefix
+        matches = [i for i in ids if i.startswith(prefix)]
+        if len(matches) == 1:
+            return matches[0]
+        if not matches:
+            raise SnapshotError(f"no snapshot {prefix!r} (see `citadel kb list`)")
+        raise SnapshotError(f"{prefix!r} is ambiguous: {', '.join(matches)}")
+
+    def begin(self, snapshot_id: str, backend: str, fp: Fingerprint, builder: str = "") -> None:
         """Record a build. Refuses to touch a complete snapshot (snapshots are immutable)."""
-        current = self.get(snapshot_id)
-        if current is not None and current.state == "complete":
-            raise SnapshotError(f"snapshot {snapshot_id} is complete and immutable")
-        with self._db() as db:
+        with self._transaction() as db:
+            row = db.execute(
+                "SELECT state FROM snapshots WHERE snapshot_id=?", (snapshot_id,)
+            ).fetchone()
+            if row is not None and row[0] == "complete":
+                raise SnapshotError(f"snapshot {snapshot_id} is complete and immutable")
             db.execute(
                 "INSERT OR REPLACE INTO snapshots (snapshot_id, backend, state, created_at, "
-                "documents, fingerprint) VALUES (?, ?, 'building', ?, ?, ?)",
-                (snapshot_id, backend, _now(), fp.documents, fp.model_dump_json()),
+                "documents, fingerprint, builder) VALUES (?, ?, 'building', ?, ?, ?, ?)",
+                (snapshot_id, backend, _now(), fp.documents, fp.model_dump_json(),
+                 builder or None),
             )
 
     def complete(self, snapshot_id: str, documents: int, chunks: int) -> None:
@@ -216,9 +329,15 @@ class Catalog:
             )
 
     def forget(self, snapshot_id: str) -> None:
-        if self.alias() == snapshot_id:
-            raise SnapshotError(f"refusing to delete the active snapshot {snapshot_id}")
-        with self._db() as db:
+        """Remove a snapshot's row. The active snapshot is refused, in the same transaction
+        that deletes, so a concurrent switch cannot slip in between check and delete."""
+        with self._transaction() as db:
+            row = db.execute("SELECT snapshot_id FROM aliases WHERE name=?", (ACTIVE,)).fetchone()
+            if row is not None and row[0] == snapshot_id:
+                raise SnapshotError(
+                    f"refusing to delete the active snapshot {snapshot_id}: activate another "
+                    "one first (`citadel kb activate ID` or `citadel kb rollback`)"
+                )
             db.execute("DELETE FROM snapshots WHERE snapshot_id=?", (snapshot_id,))
 
     def alias(self, name: str = ACTIVE) -> str | None:
@@ -233,35 +352,42 @@ class Catalog:
             ).fetchall()
         return [r[0] for r in rows]
 
-    def switch(self, snapshot_id: str, name: str = ACTIVE) -> None:
-        """Point the alias at a complete snapshot, atomically."""
-        with self._db() as db:
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                row = db.execute(
-                    "SELECT state FROM snapshots WHERE snapshot_id=?", (snapshot_id,)
-                ).fetchone()
-                if row is None or row[0] != "complete":
-                    state = row[0] if row else "unknown"
-                    raise SnapshotError(
-                        f"snapshot {snapshot_id} is {state}; only a complete snapshot can be "
-                        "activated"
-                    )
-                now = _now()
-                db.execute(
-                    "INSERT INTO aliases (name, snapshot_id, updated_at) VALUES (?, ?, ?) "
-                    "ON CONFLICT(name) DO UPDATE SET snapshot_id=excluded.snapshot_id, "
-                    "updated_at=excluded.updated_at",
-                    (name, snapshot_id, now),
+    def switch(
+        self, snapshot_id: str, name: str = ACTIVE, mirror: Callable[[str], None] | None = None
+    ) -> None:
+        """Point the alias at a complete snapshot, atomically.
+
+        `mirror` (a backend's `activate`) switches the engine's own alias inside this
+        transaction: if it fails, the catalog keeps the old snapshot too."""
+        with self._transaction() as db:
+            row = db.execute(
+                "SELECT state FROM snapshots WHERE snapshot_id=?", (snapshot_id,)
+            ).fetchone()
+            if row is None or row[0] != "complete":
+                state = row[0] if row else "unknown"
+                raise SnapshotError(
+                    f"snapshot {snapshot_id} is {state}; only a complete snapshot can be "
+                    "activated"
                 )
-                db.execute(
-                    "INSERT INTO alias_history (name, snapshot_id, switched_at) VALUES (?, ?, ?)",
-                    (name, snapshot_id, now),
-                )
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
+            now = _now()
+            db.execute(
+                "INSERT INTO aliases (name, snapshot_id, updated_at) VALUES (?, ?, ?) "
+                "ON CONFLICT(name) DO UPDATE SET snapshot_id=excluded.snapshot_id, "
+                "updated_at=excluded.updated_at",
+                (name, snapshot_id, now),
+            )
+            db.execute(
+                "INSERT INTO alias_history (name, snapshot_id, switched_at) VALUES (?, ?, ?)",
+                (name, snapshot_id, now),
+            )
+            if mirror is not None:
+                mirror(snapshot_id)
+
+
+_COLUMNS = (
+    "snapshot_id, backend, state, created_at, completed_at, documents, chunks, fingerprint, "
+    "error, builder"
+)
 
 
 def _info(row: tuple) -> SnapshotInfo:
@@ -275,4 +401,5 @@ def _info(row: tuple) -> SnapshotInfo:
         chunks=row[6] or 0,
         fingerprint=json.loads(row[7]),
         error=row[8],
+        builder=row[9],
     )

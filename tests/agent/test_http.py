@@ -1,4 +1,5 @@
-"""POST /v1/agent through a minimal FastAPI app: authentication, validation, isolation."""
+"""POST /v1/agent through a minimal FastAPI app (the router and the app's error handlers):
+authentication, validation, isolation. `tests/test_http_agent.py` goes through `create_app`."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 from citadel.agent import business, wording  # noqa: E402
 from citadel.agent.db import SqliteBusinessDB  # noqa: E402
 from citadel.agent.http import agent_router  # noqa: E402
+from citadel.server.errors import install_error_handlers  # noqa: E402
 
 from .conftest import ALICE_KEY, BOB_KEY, make_agent  # noqa: E402
 
@@ -22,6 +24,7 @@ ALICE = {"Authorization": f"Bearer {ALICE_KEY}"}
 
 def client_for(agent) -> TestClient:
     app = FastAPI()
+    install_error_handlers(app)
     app.include_router(agent_router(lambda: agent))
     return TestClient(app)
 
@@ -51,7 +54,8 @@ def test_unauthenticated_requests_get_401_json(client, headers):
     for body in ({"question": "Where is order 1042?"}, {"order_id": "nope"}):
         response = client.post("/v1/agent", json=body, headers=headers)
         assert response.status_code == 401
-        assert response.json() == {"detail": "missing or invalid API key"}
+        error = response.json()["error"]
+        assert error["code"] == "unauthorized" and error["message"] == "missing or invalid API key"
         assert response.headers["www-authenticate"] == "Bearer"
 
 
@@ -113,7 +117,7 @@ def test_forged_customer_in_the_body_is_rejected(client, business_db):
 ])
 def test_malformed_input_gets_4xx_json(client, body):
     response = client.post("/v1/agent", json=body, headers=ALICE)
-    assert response.status_code == 422 and "detail" in response.json()
+    assert response.status_code == 422 and response.json()["error"]["message"]
 
 
 def test_sql_shaped_question_is_inert(client, business_db):
@@ -155,7 +159,8 @@ def test_business_outage_at_authentication_is_503(tmp_path, hashing_engine):
     client = client_for(make_agent(SqliteBusinessDB(path), hashing_engine))
     response = client.post("/v1/agent", json={"question": "Where is order 1042?"},
                            headers=ALICE)
-    assert response.status_code == 503 and response.json() == {"detail": wording.UNAVAILABLE}
+    assert response.status_code == 503
+    assert response.json()["error"]["message"] == wording.UNAVAILABLE
 
 
 def test_revoked_key_is_refused(client, business_db):

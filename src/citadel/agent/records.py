@@ -7,7 +7,7 @@ import datetime as dt
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
 from citadel.records import Answer
 
@@ -15,7 +15,16 @@ MAX_ORDER_ID = 9_999_999_999
 CUSTOMER_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 IDEMPOTENCY_KEY_PATTERN = r"^[A-Za-z0-9_.:-]{8,128}$"
 
-OrderId = Annotated[int, Field(ge=1, le=MAX_ORDER_ID, strict=True)]
+
+def _integral(value: Any) -> Any:
+    # JSON Schema counts 1042.0 as an integer, so the API schema promises to accept it;
+    # strings and fractions are still refused (strict).
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+OrderId = Annotated[int, Field(ge=1, le=MAX_ORDER_ID, strict=True), BeforeValidator(_integral)]
 CustomerId = Annotated[str, Field(pattern=CUSTOMER_ID_PATTERN)]
 
 

@@ -1,9 +1,11 @@
-"""Backends: `local` (embedded default); others are selected with CITADEL_BACKEND."""
+"""Backends: `local` (embedded default), `qdrant`, `postgres`; chosen by CITADEL_BACKEND."""
 
 from __future__ import annotations
 
-from citadel.backends.base import Backend, RetrievalError, SearchIndex
+from citadel.backends.base import Backend, RetrievalError, SearchIndex, SearchResult
 from citadel.config import ConfigError, Settings
+
+BACKENDS = ("local", "qdrant", "postgres")
 
 
 def get_backend(settings: Settings) -> Backend:
@@ -11,7 +13,35 @@ def get_backend(settings: Settings) -> Backend:
         from citadel.backends.local import LocalBackend
 
         return LocalBackend(settings.home / "snapshots")
-    raise ConfigError(f"unknown backend {settings.backend!r}: choose 'local'")
+    if settings.backend == "qdrant":
+        from citadel.backends.qdrant import QdrantBackend
+
+        if settings.qdrant_url:
+            return QdrantBackend(url=settings.qdrant_url, alias=settings.qdrant_alias,
+                                 timeout=settings.backend_timeout)
+        return QdrantBackend(path=settings.qdrant_path or settings.home / "qdrant",
+                             alias=settings.qdrant_alias, timeout=settings.backend_timeout)
+    if settings.backend == "postgres":
+        from citadel.backends.postgres import PostgresBackend
+
+        if not settings.postgres_dsn:
+            raise ConfigError("the postgres backend needs CITADEL_POSTGRES_DSN (postgres_dsn)")
+        return PostgresBackend(settings.postgres_dsn, timeout=settings.backend_timeout)
+    raise ConfigError(
+        f"unknown backend {settings.backend!r}: choose one of {', '.join(BACKENDS)}"
+    )
 
 
-__all__ = ["Backend", "RetrievalError", "SearchIndex", "get_backend"]
+def lexical_semantics(settings: Settings) -> dict:
+    """The configured backend's lexical-index semantics, without connecting to it."""
+    if settings.backend == "qdrant":
+        from citadel.sparse import SEMANTICS
+    elif settings.backend == "postgres":
+        from citadel.backends.postgres import SEMANTICS
+    else:
+        from citadel.lexical import SEMANTICS
+    return SEMANTICS
+
+
+__all__ = ["BACKENDS", "Backend", "RetrievalError", "SearchIndex", "SearchResult",
+           "get_backend", "lexical_semantics"]

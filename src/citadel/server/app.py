@@ -14,8 +14,10 @@ from typing import Any
 
 from fastapi import FastAPI
 
+from citadel.agent.http import agent_router
 from citadel.config import Settings
 from citadel.engine import Engine, NotReady
+from citadel.server.agent import AgentProvider
 from citadel.server.body_limit import BodyLimitMiddleware
 from citadel.server.docs import install_docs
 from citadel.server.errors import install_error_handlers
@@ -48,6 +50,7 @@ def create_app(source: Settings | Engine | None = None) -> FastAPI:
         provider = EngineProvider(source.settings, engine=source)
     else:
         provider = EngineProvider(source or Settings.load())
+    agents = AgentProvider(provider.settings, provider)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -56,11 +59,13 @@ def create_app(source: Settings | Engine | None = None) -> FastAPI:
         except NotReady as exc:
             log.warning("starting without a servable knowledge base: %s", exc)
         yield
+        agents.close()
         provider.close()
 
     app = FastAPI(title="Citadel", version=_version(), description=DESCRIPTION,
                   lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.provider = provider
+    app.state.agents = agents
     app.state.streams = StreamRegistry()
     install_error_handlers(app)
     # Added last = outermost: the request log sees (and ids) every request, even a refused one.
@@ -71,6 +76,7 @@ def create_app(source: Settings | Engine | None = None) -> FastAPI:
     request_model = answer_request_model(provider.settings.max_question_chars)
     app.include_router(api_router(request_model))
     app.include_router(stream_router(request_model))
+    app.include_router(agent_router(agents.get))
     install_docs(app)
     install_page(app)
 

@@ -16,7 +16,7 @@ from citadel.server.models import ErrorBody, ErrorDetail, FieldError
 
 log = logging.getLogger("citadel.http")
 
-_CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed",
+_CODES = {400: "bad_request", 401: "unauthorized", 404: "not_found", 405: "method_not_allowed",
           413: "too_large", 415: "unsupported_media_type", 422: "invalid_request",
           503: "not_ready"}
 

@@ -6,6 +6,7 @@ its body without touching the routes.
 
 from __future__ import annotations
 
+from citadel.backends import lexical_semantics
 from citadel.engine import Engine
 from citadel.server.models import Readiness
 from citadel.snapshots import Catalog, incompatibilities, runtime_fingerprint
@@ -25,7 +26,8 @@ def readiness(engine: Engine) -> Readiness:
         return Readiness(ready=False, reason=f"snapshot {serving} is not in the catalog", **base)
     if info.state != "complete":
         return Readiness(ready=False, reason=f"snapshot {serving} is {info.state}", **base)
-    diffs = incompatibilities(info.fingerprint, runtime_fingerprint(engine.embedder))
+    runtime = runtime_fingerprint(engine.embedder, lexical_semantics(engine.settings))
+    diffs = incompatibilities(info.fingerprint, runtime)
     if diffs:
         return Readiness(ready=False, reason=f"snapshot {serving} does not match the running "
                          "configuration: " + "; ".join(diffs), **base)

@@ -78,6 +78,24 @@ export class AnswerView {
     this.setState("done");
   }
 
+  /** Show a finished answer at once (customer mode: not streamed); without one, `note` says
+   * why there is no policy part, and with no note either the card stays hidden. */
+  replay(answer, note) {
+    if (!answer) {
+      this.streaming = false;
+      show(this.root, Boolean(note));
+      this.part("verdict").textContent = "Unavailable";
+      this.part("verdict").className = "badge v-abstained";
+      this.text = note || "";
+      this.renderText();
+      this.setState("done");
+      return;
+    }
+    this.onMeta({ snapshot_id: answer.trace.snapshot_id, backend: answer.trace.backend });
+    for (const citation of answer.citations) this.onCitation(citation);
+    this.onDone(answer);
+  }
+
   fail(message) {
     const box = this.part("error");
     show(clear(box)).append(h("strong", {}, "Something went wrong. "), message);

@@ -1,18 +1,20 @@
 // The page: wires the form, the mode switcher, the answer card and the source panel.
 import { AnswerView } from "./answer.js";
+import { BusinessView, askAgent, policyNote } from "./customer.js";
 import { clear, h, show } from "./dom.js";
-import { askMode } from "./modes.js";
+import { askMode, customerMode } from "./modes.js";
 import { SourcePanel } from "./source.js";
 import { postEventStream } from "./sse.js";
 import { Tooltip } from "./tooltip.js";
 
-const MODES = [askMode];
+const MODES = [askMode, customerMode];
 
 class Page {
   constructor() {
     this.$ = (id) => document.getElementById(id);
     this.tooltip = new Tooltip(this.$("tooltip"));
     this.source = new SourcePanel(this.$("source"));
+    this.business = new BusinessView(this.$("business"));
     this.answer = new AnswerView(this.$("answer"), {
       tooltip: this.tooltip,
       openCitation: (c, n) => this.source.showCitation(c, n, this.mode.tenant()),
@@ -49,6 +51,16 @@ class Page {
     for (const tab of this.$("modes").children) {
       tab.classList.toggle("active", tab.dataset.mode === mode.id);
     }
+    for (const node of document.querySelectorAll("[data-mode-only]")) {
+      show(node, node.dataset.modeOnly === mode.id);
+    }
+    if (mode !== this.shown) {
+      // A reply belongs to the mode that asked for it.
+      this.shown = mode;
+      this.controller?.abort();
+      this.business.reset();
+      show(this.$("answer"), false);
+    }
   }
 
   renderModes() {
@@ -71,23 +83,47 @@ class Page {
     this.controller = controller;
     this.busy(true);
     this.answer.reset();
+    this.business.reset();
+    show(this.$("policy-label"), false); // only over a customer-mode reply's policy part
     try {
-      await postEventStream(this.mode.streamUrl, this.mode.body(question), {
-        signal: controller.signal,
-        onEvent: (type, data) => this.answer.handle(type, data),
-      });
+      if (this.mode.agentUrl) {
+        await this.askAgent(question, controller.signal);
+      } else {
+        await postEventStream(this.mode.streamUrl, this.mode.body(question), {
+          signal: controller.signal,
+          onEvent: (type, data) => this.answer.handle(type, data),
+        });
+      }
       if (this.$("answer").dataset.state === "streaming") {
         this.answer.fail("The stream ended before the answer was complete.");
       }
     } catch (error) {
-      if (error.name === "AbortError") this.answer.stopped();
-      else this.answer.fail(error.message);
+      if (error.name === "AbortError") {
+        this.answer.stopped();
+      } else {
+        this.answer.fail(error.message);
+        this.business.root.dataset.state = "error";
+      }
     } finally {
       if (this.controller === controller) {
         this.controller = null;
         this.busy(false);
       }
     }
+  }
+
+  /** Customer mode: order facts in their own card, then the cited policy answer. */
+  async askAgent(question, signal) {
+    const key = this.$("api-key").value.trim();
+    if (!key) {
+      this.$("api-key").focus();
+      throw new Error("Enter a customer API key first (`citadel demo-data` prints the demo "
+        + "customers' keys).");
+    }
+    const response = await askAgent(this.mode.agentUrl, key, this.mode.body(question), signal);
+    this.business.render(response);
+    show(this.$("policy-label"));
+    this.answer.replay(response.answer, policyNote(response));
   }
 
   busy(on) {

@@ -1,6 +1,7 @@
 // Page modes. A mode says where questions go and what extra fields its request carries; the
 // page shows a switcher when there is more than one. Add a mode by exporting one like
-// `askMode` and listing it in app.js.
+// `askMode` and listing it in app.js. Elements marked `data-mode-only="<id>"` show only in
+// that mode.
 
 export const askMode = {
   id: "ask",
@@ -20,5 +21,26 @@ export const askMode = {
   /** Tenant whose documents the source panel may show (none: public documents only). */
   tenant() {
     return null;
+  },
+};
+
+// Customer mode: the support agent (`POST /v1/agent`) answers as the customer whose API key is
+// entered. Its reply is not streamed: order facts and the cited policy arrive together.
+export const customerMode = {
+  id: "customer",
+  label: "Customer support",
+  placeholder: "Ask about your orders or our returns policy…",
+  agentUrl: "/v1/agent",
+  examples: [
+    "Can I get a refund for order 1042?",
+    "Where is order 1045?",
+    "What are my orders?",
+    "How long do I have to return an item?",
+  ],
+  body(question) {
+    return { question };
+  },
+  tenant() {
+    return null; // policy answers come from public documents
   },
 };

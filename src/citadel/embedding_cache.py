@@ -1,0 +1,133 @@
+"""The embedding cache: vectors keyed by (embedder fingerprint, SHA-256 of the embedded text).
+
+Re-ingesting a corpus where a few documents changed embeds only the chunks whose indexed text
+changed; every other vector comes from here, so a new snapshot builds in time proportional to
+the change. The cache is an accelerator, never a source of truth: an unreadable cache is
+reported and bypassed, and a vector of the wrong size is treated as missing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from citadel.embedders.base import Embedder
+
+log = logging.getLogger(__name__)
+
+EMBED_BATCH = 256
+_LOOKUP_BATCH = 500  # stays under SQLite's bound-parameter limit
+
+
+def embedder_key(embedder: Embedder) -> str:
+    blob = json.dumps(embedder.fingerprint(), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+
+def text_key(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class EmbeddingCache:
+    """One SQLite file, safe for concurrent ingests (WAL, inserts that never overwrite)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @classmethod
+    def for_home(cls, home: Path) -> EmbeddingCache:
+        return cls(home / "cache" / "embeddings.sqlite")
+
+    @contextmanager
+    def _db(self) -> Iterator[sqlite3.Connection]:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(self.path, timeout=30)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(
+                """CREATE TABLE IF NOT EXISTS embeddings (
+                    embedder TEXT NOT NULL, text_sha256 TEXT NOT NULL, vector BLOB NOT NULL,
+                    PRIMARY KEY (embedder, text_sha256)) WITHOUT ROWID"""
+            )
+            yield conn
+        finally:
+            conn.close()
+
+    def get_many(self, embedder: str, keys: Sequence[str], dimension: int) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        width = dimension * 4
+        try:
+            with self._db() as db:
+                for i in range(0, len(keys), _LOOKUP_BATCH):
+                    part = list(keys[i : i + _LOOKUP_BATCH])
+                    marks = ",".join("?" * len(part))
+                    rows = db.execute(
+                        f"SELECT text_sha256, vector FROM embeddings WHERE embedder=? "
+                        f"AND text_sha256 IN ({marks})",
+                        [embedder, *part],
+                    ).fetchall()
+                    for key, blob in rows:
+                        if len(blob) == width:
+                            found[key] = np.frombuffer(blob, dtype=np.float32)
+        except sqlite3.Error as exc:
+            log.warning("embedding cache %s unreadable, embedding everything: %s", self.path, exc)
+            return {}
+        return found
+
+    def put_many(self, embedder: str, items: Iterable[tuple[str, np.ndarray]]) -> None:
+        rows = [(embedder, key, np.asarray(v, dtype=np.float32).tobytes()) for key, v in items]
+        try:
+            with self._db() as db, db:
+                db.executemany(
+                    "INSERT OR IGNORE INTO embeddings (embedder, text_sha256, vector) "
+                    "VALUES (?, ?, ?)",
+                    rows,
+                )
+        except sqlite3.Error as exc:
+            log.warning("embedding cache %s not writable: %s", self.path, exc)
+
+    def count(self) -> int:
+        with self._db() as db:
+            return int(db.execute("SELECT count(*) FROM embeddings").fetchone()[0])
+
+
+def embed_cached(
+    embedder: Embedder,
+    texts: Sequence[str],
+    cache: EmbeddingCache | None,
+    progress: bool = False,
+) -> tuple[np.ndarray, int]:
+    """Vectors for `texts` and how many texts were actually embedded (cache misses).
+
+    Identical texts are embedded once. New vectors are stored batch by batch, so a build that
+    is killed midway still leaves its work for the next attempt.
+    """
+    out = np.zeros((len(texts), embedder.dimension), dtype=np.float32)
+    keys = [text_key(t) for t in texts]
+    ekey = embedder_key(embedder)
+    known = cache.get_many(ekey, sorted(set(keys)), embedder.dimension) if cache else {}
+    todo: dict[str, int] = {}  # text key -> first row that needs it
+    for row, key in enumerate(keys):
+        if key not in known:
+            todo.setdefault(key, row)
+    pending = list(todo.items())
+    with tqdm(total=len(pending), desc="embedding", unit="chunk", disable=not progress) as bar:
+        for i in range(0, len(pending), EMBED_BATCH):
+            batch = pending[i : i + EMBED_BATCH]
+            vectors = embedder.embed([texts[row] for _, row in batch])
+            fresh = {key: vectors[j] for j, (key, _) in enumerate(batch)}
+            known.update(fresh)
+            if cache is not None:
+                cache.put_many(ekey, fresh.items())
+            bar.update(len(batch))
+    for row, key in enumerate(keys):
+        out[row] = known[key]
+    return out, len(pending)

@@ -1,0 +1,99 @@
+"""`citadel verify ANSWER.json`: citation receipts re-checked against the knowledge base."""
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from citadel.cli import main
+from citadel.config import Settings
+from citadel.embedders.hashing import HashingEmbedder
+from citadel.ingest import ingest
+from citadel.verify import parse_receipts, verify_receipts
+
+
+def run(home: Path, *args: str):
+    result = CliRunner().invoke(main, list(args),
+                                env={"CITADEL_HOME": str(home), "CITADEL_EMBEDDER": "hashing"})
+    assert "Traceback" not in result.output
+    return result
+
+
+def saved_answer(demo_kb: Path, home: Path, tmp_path: Path) -> tuple[Path, dict]:
+    ingest([demo_kb], Settings(home=home, embedder="hashing"), embedder=HashingEmbedder(),
+           progress=False)
+    out = run(home, "ask", "--json", "How long do I have to return an item?")
+    assert out.exit_code == 0
+    path = tmp_path / "answer.json"
+    path.write_text(out.output)
+    answer = json.loads(out.output)
+    assert answer["citations"]
+    return path, answer
+
+
+def test_verify_passes_on_a_fresh_answer(demo_kb, tmp_path):
+    home = tmp_path / "home"
+    path, answer = saved_answer(demo_kb, home, tmp_path)
+    result = run(home, "verify", str(path))
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert len(lines) == len(answer["citations"]) + 1
+    for line, c in zip(lines, answer["citations"], strict=False):
+        assert line.startswith(f"PASS [{c['label']}] {c['chunk_id']} @ {c['snapshot_id']}")
+    assert lines[-1] == f"{len(answer['citations'])} of {len(answer['citations'])} citations " \
+                        "verified"
+
+
+def test_verify_fails_naming_the_citation_after_source_changed_and_old_snapshot_deleted(
+    demo_kb, tmp_path
+):
+    home = tmp_path / "home"
+    path, answer = saved_answer(demo_kb, home, tmp_path)
+    old = answer["citations"][0]["snapshot_id"]
+    policy = demo_kb / "refunds-policy.md"
+    policy.write_text(policy.read_text().replace("30 days", "45 days"))
+    ingest([demo_kb], Settings(home=home, embedder="hashing"), embedder=HashingEmbedder(),
+           progress=False)
+    assert run(home, "verify", str(path)).exit_code == 0  # old snapshot still there
+    assert run(home, "kb", "delete", old).exit_code == 0
+    result = run(home, "verify", str(path))
+    assert result.exit_code == 1
+    first = answer["citations"][0]
+    assert (f"FAIL [{first['label']}] {first['chunk_id']} @ {old}: snapshot {old} no longer "
+            "exists") in result.output
+    verdicts = json.loads(run(home, "verify", "--json", str(path)).output)
+    assert verdicts["ok"] is False and verdicts["failed"] == len(answer["citations"])
+
+
+def test_verify_catches_forged_hash_offsets_and_quote(demo_kb, tmp_path):
+    home = tmp_path / "home"
+    _, answer = saved_answer(demo_kb, home, tmp_path)
+    c = answer["citations"][0]
+    forged = [
+        {**c, "content_sha256": "0" * 64},
+        {**c, "start": c["start"] + 1, "end": c["end"] + 1},
+        {**c, "quote": "not " + c["quote"][4:]},
+        {**c, "chunk_id": "refunds-policy#999"},
+        {**c, "start": 0, "end": 5, "quote": c["quote"][:5]},
+    ]
+    receipts = parse_receipts(json.dumps({"citations": [c, *forged]}))
+    verdicts = verify_receipts(Settings(home=home, embedder="hashing"), receipts)
+    assert [v.ok for v in verdicts] == [True, False, False, False, False, False]
+    reasons = [v.reason for v in verdicts[1:]]
+    assert "content hash" in reasons[0]
+    assert "not the quote" in reasons[1] and "not the quote" in reasons[2]
+    assert "not in snapshot" in reasons[3]
+    assert "outside chunk" in reasons[4]
+
+
+def test_verify_rejects_bad_input_with_a_message(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    result = run(tmp_path, "verify", str(bad))
+    assert result.exit_code != 0 and "not JSON" in result.output
+    bad.write_text(json.dumps({"citations": [{"chunk_id": "x"}]}))
+    result = run(tmp_path, "verify", str(bad))
+    assert result.exit_code != 0 and "citation 1 is malformed" in result.output
+    bad.write_text(json.dumps({"answer": "I don't know", "citations": []}))
+    result = run(tmp_path, "verify", str(bad))
+    assert result.exit_code == 0 and "no citations to verify" in result.output
