@@ -68,6 +68,7 @@ def main() -> int:
             rows.append({
                 "question": question, "seconds": round(seconds, 1),
                 "first_delta_seconds": round(first_delta, 1) if first_delta else None,
+                "answered_by": t.generator,  # the model, or e.g. the conflict composer
                 "grounded": answer.grounded, "abstained": answer.abstained,
                 "degraded": answer.degraded, "answer": answer.answer,
                 "citations": [{"chunk_id": c.chunk_id, "quote": c.quote}
@@ -110,6 +111,8 @@ def summarize(rows: list[dict]) -> dict:
         "unparseable_attempts": sum(a["problem"] == "unparseable" for a in attempts),
         "model_abstained_attempts": sum(a["abstained"] for a in attempts),
         "answers_grounded": sum(r["grounded"] for r in rows),
+        "answers_grounded_by_the_model": sum(r["grounded"] and r["answered_by"].startswith(
+            "openai") for r in rows),
         "answers_abstained": sum(r["abstained"] for r in rows),
         "answers_degraded": sum(r["degraded"] for r in rows),
     }
@@ -128,7 +131,8 @@ def print_summary(s: dict, model: str) -> None:
     print(f"unparseable replies              : {s['unparseable_attempts']}")
     print(f"retry reasons                    : {s['retry_reasons'] or 'none'}")
     print(f"answers grounded / abstained / degraded: {s['answers_grounded']} / "
-          f"{s['answers_abstained']} / {s['answers_degraded']}")
+          f"{s['answers_abstained']} / {s['answers_degraded']} (grounded by the model: "
+          f"{s['answers_grounded_by_the_model']}; the rest by Citadel's conflict composer)")
 
 
 if __name__ == "__main__":
