@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 export CITADEL_HOME ?= .citadel
 QUESTION ?= How long do I have to return an item?
 
-.PHONY: setup demo test lint bench poison clean postgres postgres-stop eval chromium bench-backends bench-reingest
+.PHONY: setup demo test lint bench poison clean postgres postgres-stop eval chromium bench-backends bench-reingest llm-demo
 
 setup: $(STAMP)
 
@@ -39,6 +39,11 @@ bench-backends: $(STAMP)  ## local vs qdrant vs postgres at 100k chunks (needs `
 
 bench-reingest: $(STAMP)  ## SciFact: full ingest vs re-ingest after changing 1% (minutes)
 	$(BIN)/python benchmarks/reingest_scifact.py
+
+# Outside CI: a real (tiny) language model behind Citadel. The first run builds
+# llama-cpp-python (~15 min on 2 cores) into ~/.cache/citadel/llama-venv.
+llm-demo: $(STAMP)
+	CITADEL_PY=$(BIN)/python scripts/llm-demo.sh
 
 postgres: $(STAMP)  ## start PostgreSQL + pgvector on 127.0.0.1 (prints the DSN)
 	PYTHON=$(BIN)/python scripts/postgres.sh start

@@ -116,5 +116,10 @@ def gate(draft: Draft, context: Context, snapshot_id: str) -> GateResult:
                 DroppedCitation(label=None, quote=text, reason="uncited_sentence",
                                 detail="no citation of this sentence survived the gate")
             )
+    dropped.extend(
+        DroppedCitation(label=dc.label, quote=dc.quote, reason="unattached",
+                        detail="no sentence of the answer refers to it")
+        for dc in draft.unattached
+    )
     return GateResult(sentences=tuple(sentences), citations=tuple(citations),
                       dropped=tuple(dropped))

@@ -96,13 +96,28 @@ class Settings(BaseModel):
     agent_decider: str = Field(default="auto", description="auto | rules | openai (auto: "
                                "openai when generator = openai, else rules).")
 
-    # Language model over the OpenAI chat-completions protocol (generator = "openai"). Same
-    # fields as the OpenAI-compatible generator's (issue 6): keep one copy when merging.
+    # Language model over the OpenAI chat-completions protocol (generator = "openai";
+    # the agent's openai decider uses the same server settings).
     llm_base_url: str = Field(default="https://api.openai.com/v1",
                               description="Server root; /chat/completions is appended.")
     llm_model: str = ""
     llm_api_key: SecretStr | None = Field(default=None, description="Else $OPENAI_API_KEY.")
     llm_timeout: float = Field(default=60.0, gt=0, le=3600, description="Seconds per request.")
+    llm_max_retries: int = Field(default=2, ge=0, le=10,
+                                 description="Retries on timeout, connection error, 429, 5xx.")
+    llm_backoff: float = Field(default=0.5, ge=0, le=60, description="First retry delay, s.")
+    llm_max_wait: float = Field(default=20.0, ge=0, le=600,
+                                description="Cap on one wait (backoff or Retry-After), s.")
+    llm_json_mode: str = Field(default="auto",
+                               description="auto | json_schema | json_object | off")
+    llm_temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    llm_max_tokens: int = Field(default=512, ge=16, le=32_000)
+    llm_prompt: str = "grounded-v1"
+    llm_retry_prompt: str = "grounded-strict-v1"
+    llm_stream_prompt: str = "grounded-stream-v1"
+    llm_support_threshold: float = Field(
+        default=0.5, ge=0.0, le=1.0,
+        description="Least share of the model's citations that must pass the gate.")
 
     @property
     def retrieval_config_version(self) -> str:
@@ -129,6 +144,8 @@ class Settings(BaseModel):
             key = f"CITADEL_{name.upper()}"
             if key in env:
                 values[name] = env[key]
+        if values.get("llm_api_key") is None and env.get("OPENAI_API_KEY"):
+            values["llm_api_key"] = env["OPENAI_API_KEY"]  # the common convention
         values.update(overrides or {})
         try:
             return cls(**values)

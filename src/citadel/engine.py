@@ -22,6 +22,7 @@ from citadel.config import Settings
 from citadel.conflict_answer import compose as compose_conflict_answer
 from citadel.conflicts import check_conflicts
 from citadel.context import build_context
+from citadel.draft_review import attempt_record
 from citadel.embedders import Embedder, get_embedder
 from citadel.fallbacks import (
     NO_SOURCES,
@@ -33,11 +34,22 @@ from citadel.fallbacks import (
 )
 from citadel.generators import Generator, get_generator
 from citadel.readiness import readiness
-from citadel.records import Answer, Conflict, Context, RankedChunk, Trace
+from citadel.records import (
+    Answer,
+    Conflict,
+    Context,
+    Draft,
+    DroppedCitation,
+    GenerationAttempt,
+    RankedChunk,
+    RetryFeedback,
+    Trace,
+)
 from citadel.requestlog import RequestLog
 from citadel.rerankers import Reranker, get_reranker
 from citadel.rerankers.stage import rerank_stage
-from citadel.streaming import StreamEvent, answer_events
+from citadel.sentence_release import SentenceRelease
+from citadel.streaming import DoneEvent, MetaEvent, StreamEvent, answer_events
 from citadel.supersession import add_successor_sections
 
 
@@ -157,10 +169,13 @@ class Engine:
     ) -> Answer:
         question = self.validate_question(question)
         answer = self._answer(question, top_k, tenant, category, request_id)
+        self._log(question, answer)
+        return answer
+
+    def _log(self, question: str, answer: Answer) -> None:
         if self.request_log is not None:
             self.request_log.log_answer(question, answer, self._authorities(answer),
                                         log_question=self.settings.log_questions)
-        return answer
 
     def _answer(
         self,
@@ -170,6 +185,31 @@ class Engine:
         category: str | None,
         request_id: str | None,
     ) -> Answer:
+        trace, context, early = self._prepare(question, top_k, tenant, category, request_id)
+        if early is not None:
+            return early
+        try:
+            draft, result, accepted = self.generate_and_gate(question, context, trace)
+        except Exception as exc:  # a generator fault costs the answer, never integrity
+            trace.fields["fallback_used"] = True
+            trace.degrade(f"generator: {type(exc).__name__}: {exc}")
+            answer = self._abstain(question, context, trace)
+            return answer.model_copy(update={"degraded": True})
+        if not accepted or draft.abstain or not result.sentences:
+            return self._abstain(question, context, trace)
+        trace.fields["citations_emitted"] = len(result.citations)
+        return self._grounded(result, context, trace)
+
+    def _prepare(
+        self,
+        question: str,
+        top_k: int | None,
+        tenant: str | None,
+        category: str | None,
+        request_id: str | None,
+    ) -> tuple[_RequestTrace, Context, Answer | None]:
+        """Every stage before generation: the trace, the context, and the answer when one is
+        already decided (retrieval failed, no sources, a conflict answered), else None."""
         trace = _RequestTrace(request_id or uuid.uuid4().hex)
         trace.fields.update(
             question_sha256=hashlib.sha256(question.encode()).hexdigest(),
@@ -201,9 +241,10 @@ class Engine:
         except RetrievalError as exc:
             trace.fields.update(retrieval_ok=False, fallback_used=True)
             trace.degrade(f"retrieval: {exc}")
-            return Answer(answer=RETRIEVAL_FAILED, grounded=False, abstained=True,
-                          degraded=True, missing=describe_missing(question),
-                          next_step=RETRIEVAL_NEXT_STEP, trace=trace.freeze())
+            return trace, Context(), Answer(
+                answer=RETRIEVAL_FAILED, grounded=False, abstained=True, degraded=True,
+                missing=describe_missing(question), next_step=RETRIEVAL_NEXT_STEP,
+                trace=trace.freeze())
         trace.fields.update(retrieved=tuple(r.chunk_id for r in ranked),
                             malformed_skipped=retrieved.malformed_skipped)
 
@@ -224,7 +265,7 @@ class Engine:
         )
         if not context.blocks:
             trace.fields["fallback_used"] = True
-            return self._abstain(question, context, trace, NO_SOURCES)
+            return trace, context, self._abstain(question, context, trace, NO_SOURCES)
 
         with trace.stage("conflicts"):
             conflict = check_conflicts(question, context,
@@ -232,23 +273,34 @@ class Engine:
         if conflict is not None:
             answer = self._conflicted(question, conflict, context, trace)
             if answer is not None:
-                return answer
+                return trace, context, answer
+        return trace, context, None
 
-        try:
-            with trace.stage("generate"):
-                draft = self.generator.generate(question, context)
-        except Exception as exc:  # a generator fault costs the answer, never integrity
-            trace.fields["fallback_used"] = True
-            trace.degrade(f"generator: {type(exc).__name__}: {exc}")
-            answer = self._abstain(question, context, trace)
-            return answer.model_copy(update={"degraded": True})
-        with trace.stage("gate"):
-            result = gate(draft, context, self.index.snapshot_id)
-        trace.fields.update(citations_emitted=len(result.citations),
-                            citations_dropped=result.dropped)
-        if draft.abstain or not result.sentences:
-            return self._abstain(question, context, trace)
-        return self._grounded(result, context, trace)
+    def generate_and_gate(
+        self, question: str, context: Context, trace: _RequestTrace
+    ) -> tuple[Draft, GateResult, bool]:
+        """Generate, gate, and let the generator review the gated draft; a generator with
+        `max_attempts` > 1 is asked again with the problems named. Returns the last draft,
+        its gate result, and whether it was accepted. Every attempt's drops go to the trace."""
+        attempts: list[GenerationAttempt] = []
+        dropped: list[DroppedCitation] = []
+        feedback: RetryFeedback | None = None
+        for n in range(max(1, self.generator.max_attempts)):
+            suffix = "" if n == 0 else f"_retry{n}"
+            with trace.stage("generate" + suffix):
+                draft = (self.generator.generate(question, context) if feedback is None
+                         else self.generator.generate(question, context, feedback))
+            with trace.stage("gate" + suffix):
+                result = gate(draft, context, self.index.snapshot_id)
+            feedback = self.generator.review(draft, result)
+            attempts.append(attempt_record(draft, result, feedback))
+            dropped.extend(result.dropped)
+            trace.fields.update(attempts=tuple(attempts), citations_dropped=tuple(dropped),
+                                prompt_version=draft.prompt_version,
+                                retry_reason=attempts[0].problem if n else None)
+            if feedback is None:
+                break
+        return draft, result, feedback is None
 
     def stream(
         self,
@@ -273,7 +325,78 @@ class Engine:
                 question, top_k=top_k, tenant=tenant, category=category, request_id=request_id
             ))
 
-        return events()
+        def sentence_events() -> Iterator[StreamEvent]:
+            for event in self._stream_sentences(question, top_k, tenant, category, request_id):
+                if isinstance(event, DoneEvent):  # logged before a client can hang up on it
+                    self._log(question, event.answer)
+                yield event
+
+        return sentence_events() if self.generator.streams_sentences else events()
+
+    def _stream_sentences(
+        self,
+        question: str,
+        top_k: int | None,
+        tenant: str | None,
+        category: str | None,
+        request_id: str | None,
+    ) -> Iterator[StreamEvent]:
+        """Stream a sentence-streaming generator: each sentence the model completes is gated
+        and reviewed at once and, if it passes, released (citation events, then its text
+        through the marker filter). Until a sentence was released, a refused attempt may be
+        retried as in `answer()`; released text is never taken back, so afterwards the
+        answer is what was released, and a refused sentence is simply left out."""
+        trace, context, early = self._prepare(question, top_k, tenant, category, request_id)
+        if early is not None:
+            yield from answer_events(early)
+            return
+        yield MetaEvent(request_id=trace.request_id, snapshot_id=self.index.snapshot_id,
+                        backend=self.index.backend, strategy=self.index.strategy,
+                        generator=self.generator.name,
+                        sources_consulted=sources_consulted(context))
+        out = SentenceRelease()
+        attempts: list[GenerationAttempt] = []
+        dropped: list[DroppedCitation] = []
+        feedback: RetryFeedback | None = None
+        snapshot_id = self.index.snapshot_id
+        try:
+            with trace.stage("generate"):
+                for _ in range(max(1, self.generator.max_attempts)):
+                    draft = None
+                    for item in self.generator.stream_draft(question, context, feedback):
+                        if isinstance(item, Draft):  # the last item
+                            draft = item
+                            continue
+                        one = Draft(sentences=(item,), generator=self.generator.name,
+                                    prompt_version=self.generator.prompt_version)
+                        result = gate(one, context, snapshot_id)
+                        if result.sentences and self.generator.review(one, result) is None:
+                            yield from out.release(result)
+                    if draft is None:
+                        raise RuntimeError("the generator's stream ended without its draft")
+                    whole = gate(draft, context, snapshot_id)
+                    feedback = None if out.released else self.generator.review(draft, whole)
+                    if not out.released and feedback is None and not draft.abstain:
+                        yield from out.release(whole)  # e.g. a JSON reply, judged whole
+                    attempts.append(attempt_record(draft, whole, feedback))
+                    dropped.extend(whole.dropped)
+                    trace.fields.update(prompt_version=draft.prompt_version)
+                    if feedback is None:
+                        break
+        except Exception as exc:  # a model fault costs the rest of the answer, never integrity
+            trace.fields["fallback_used"] = True
+            trace.degrade(f"generator: {type(exc).__name__}: {exc}")
+        yield from out.close()
+        retried = len(attempts) > 1 or (attempts and feedback is not None)  # retry may have failed
+        trace.fields.update(attempts=tuple(attempts), citations_dropped=tuple(dropped),
+                            retry_reason=attempts[0].problem if retried else None)
+        if not out.released:
+            answer = self._abstain(question, context, trace)
+            yield from (e for e in answer_events(answer) if not isinstance(e, MetaEvent))
+            return
+        trace.fields["citations_emitted"] = len(out.citations)
+        answer = self._grounded(out.result(tuple(dropped)), context, trace)
+        yield DoneEvent(answer=answer.model_copy(update={"answer": out.text}))
 
     def retrieve(
         self, question: str, top_k: int | None, tenant: str | None, category: str | None

@@ -127,6 +127,12 @@ class Draft(Record):
     confidence: float | None = None
     generator: str
     prompt_version: str
+    failure: str | None = Field(
+        default=None, description="Why the generator's output was unusable (e.g. not JSON)."
+    )
+    unattached: tuple[DraftCitation, ...] = Field(
+        default=(), description="Citations the generator gave that no sentence refers to."
+    )
 
 
 class Citation(Record):
@@ -153,6 +159,7 @@ DropReason = Literal[
     "quote_not_found",
     "duplicate",
     "uncited_sentence",
+    "unattached",
 ]
 
 
@@ -161,6 +168,24 @@ class DroppedCitation(Record):
     quote: str
     reason: DropReason
     detail: str = ""
+
+
+class RetryFeedback(Record):
+    """Why a gated draft was not accepted, handed back to a generator that may try again."""
+
+    reasons: tuple[str, ...] = Field(description="Short codes, e.g. uncited_sentence.")
+    problems: tuple[str, ...] = Field(description="One plain sentence per problem found.")
+
+
+class GenerationAttempt(Record):
+    """One generate-then-gate round of a request, as recorded in its trace."""
+
+    prompt_version: str
+    citations_attempted: int = 0
+    citations_verified: int = 0
+    dropped: dict[str, int] = Field(default_factory=dict, description="Drops by reason.")
+    abstained: bool = False
+    problem: str | None = Field(default=None, description="Why it was not accepted, if not.")
 
 
 class ConflictSide(Record):
@@ -220,6 +245,8 @@ class Trace(Record):
     context_labels: dict[str, str] = Field(default_factory=dict)
     citations_emitted: int = 0
     citations_dropped: tuple[DroppedCitation, ...] = ()
+    attempts: tuple[GenerationAttempt, ...] = ()
+    retry_reason: str | None = None
     context_dropped: tuple[ContextDrop, ...] = ()
     context_weights: dict[str, float] = Field(default_factory=dict)
     latencies_ms: dict[str, float] = Field(default_factory=dict)

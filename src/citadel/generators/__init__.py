@@ -14,7 +14,47 @@ def get_generator(settings: Settings) -> Generator:
             support_threshold=settings.support_threshold,
             max_sentences=settings.max_answer_sentences,
         )
-    raise ConfigError(f"unknown generator {settings.generator!r}: choose 'extractive'")
+    if settings.generator == "openai":
+        return _openai_generator(settings)
+    raise ConfigError(
+        f"unknown generator {settings.generator!r}: choose 'extractive' or 'openai'"
+    )
+
+
+def _openai_generator(settings: Settings) -> Generator:
+    from citadel.chat_client import ChatClient, ChatConfig
+    from citadel.generators.openai import JSON_MODES, OpenAIGenerator
+    from citadel.prompts import PromptError, load_prompt
+
+    if not settings.llm_model:
+        raise ConfigError("generator 'openai' needs a model: set CITADEL_LLM_MODEL "
+                          "(or llm_model in the config file)")
+    if not settings.llm_base_url.startswith(("http://", "https://")):
+        raise ConfigError(f"llm_base_url must start with http:// or https://, not "
+                          f"{settings.llm_base_url.split('://')[0]!r}")
+    if settings.llm_json_mode not in JSON_MODES:
+        raise ConfigError(f"llm_json_mode must be one of {', '.join(JSON_MODES)}")
+    try:
+        prompt, retry_prompt, stream_prompt = (
+            load_prompt(settings.llm_prompt), load_prompt(settings.llm_retry_prompt),
+            load_prompt(settings.llm_stream_prompt))
+    except PromptError as exc:
+        raise ConfigError(str(exc)) from None
+    key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
+    config = ChatConfig(
+        base_url=settings.llm_base_url,
+        model=settings.llm_model,
+        api_key=key or None,
+        timeout=settings.llm_timeout,
+        max_retries=settings.llm_max_retries,
+        backoff=settings.llm_backoff,
+        max_wait=settings.llm_max_wait,
+        temperature=settings.llm_temperature,
+        max_tokens=settings.llm_max_tokens,
+    )
+    return OpenAIGenerator(ChatClient(config), prompt, retry_prompt,
+                           stream_prompt=stream_prompt, json_mode=settings.llm_json_mode,
+                           support_threshold=settings.llm_support_threshold)
 
 
 __all__ = ["Generator", "get_generator"]

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from citadel.generators.base import Generator
 from citadel.quotes import normalize
-from citadel.records import Context, Draft, DraftCitation, DraftSentence
+from citadel.records import Context, Draft, DraftCitation, DraftSentence, RetryFeedback
 from citadel.sentences import sentence_spans
 from citadel.terms import content_terms
 
@@ -108,7 +108,9 @@ class ExtractiveGenerator(Generator):
         scored.sort(key=lambda s: (-s.score, s.order))
         return scored
 
-    def generate(self, question: str, context: Context) -> Draft:
+    def generate(
+        self, question: str, context: Context, feedback: RetryFeedback | None = None
+    ) -> Draft:
         scored = self.score_sentences(question, context)
         best = scored[0].score if scored else 0.0
         if best < self.support_threshold:

@@ -1,0 +1,105 @@
+"""Reviewing a gated draft: is it good enough to show, and if not, what exactly was wrong?
+
+The gate already removed every citation it could not verify; this decides whether what is
+left may be shown. A draft is refused when its output was unusable, when a factual sentence
+lost all its citations, when a kept sentence states a number none of its quotes contains,
+or when fewer than `support_threshold` of the citations the generator attempted survived.
+The problems are phrased for the model, so a retry can fix them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from citadel.citations import GateResult
+from citadel.records import Draft, DroppedCitation, GenerationAttempt, RetryFeedback
+from citadel.structured_output import is_factual, numbers_in
+
+MAX_PROBLEMS = 8
+_SHOWN = 100  # characters of a quote or sentence repeated back to the model
+
+
+def citations_attempted(draft: Draft) -> int:
+    return sum(len(s.citations) for s in draft.sentences) + len(draft.unattached)
+
+
+def citation_drops(result: GateResult) -> list[DroppedCitation]:
+    """Drops of citations (not of whole sentences)."""
+    return [d for d in result.dropped if d.reason != "uncited_sentence"]
+
+
+def review(draft: Draft, result: GateResult, *, support_threshold: float) -> RetryFeedback | None:
+    """None if the gated draft may be shown (or is an honest abstention), else why not."""
+    if draft.failure:
+        return RetryFeedback(
+            reasons=("unparseable",),
+            problems=(f"Your reply could not be used: {draft.failure}. Reply with exactly one "
+                      "JSON object with the fields answer, citations and confidence.",),
+        )
+    if draft.abstain:
+        return None
+    reasons: list[str] = []
+    problems: list[str] = []
+    for d in citation_drops(result):
+        problems.append(_describe_drop(d.reason, d.label, d.quote))
+    uncited = [d.quote for d in result.dropped
+               if d.reason == "uncited_sentence" and is_factual(d.quote)]
+    if uncited:
+        reasons.append("uncited_sentence")
+        problems += [f'The sentence "{_short(s)}" has no valid citation.' for s in uncited]
+    quotes_by_label: dict[str, list[str]] = {}
+    for c in result.citations:
+        quotes_by_label.setdefault(c.label, []).append(c.quote)
+    for sentence in result.sentences:
+        quoted = set().union(*(numbers_in(q) for lb in sentence.labels
+                               for q in quotes_by_label.get(lb, [])))
+        missing = sorted(numbers_in(sentence.text) - quoted)
+        if missing:
+            reasons.append("unsupported_number")
+            problems.append(f'The sentence "{_short(sentence.text)}" states '
+                            f"{', '.join(missing)}, which its quotes do not contain.")
+    attempted = citations_attempted(draft)
+    verified = attempted - len(citation_drops(result))
+    if not result.sentences and "uncited_sentence" not in reasons:
+        reasons.append("no_grounded_sentence")
+        problems.append("No sentence of your answer kept a valid citation.")
+    if attempted and verified / attempted < support_threshold:
+        reasons.append("low_support")
+        problems.append(f"Only {verified} of your {attempted} citations could be verified.")
+    if not reasons:
+        return None
+    return RetryFeedback(reasons=tuple(dict.fromkeys(reasons)),
+                         problems=tuple(dict.fromkeys(problems))[:MAX_PROBLEMS])
+
+
+def _describe_drop(reason: str, label: str | None, quote: str) -> str:
+    shown = f'"{_short(quote)}"'
+    if reason == "label_not_in_context":
+        return f'"{_short(label or "", 60)}" is not the label of a block you were given.'
+    if reason == "empty_quote":
+        return f"Your citation of {label} has no quote copied from block {label}."
+    if reason == "quote_not_found":
+        return f"The quote {shown} is not in block {label}; copy quotes word for word."
+    if reason == "unattached":
+        return f"Your citation of {label} ({shown}) supports no sentence of your answer."
+    return f"Your citation of {label} was rejected ({reason})."
+
+
+def _short(text: str, limit: int = _SHOWN) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def attempt_record(
+    draft: Draft, result: GateResult, feedback: RetryFeedback | None
+) -> GenerationAttempt:
+    attempted = citations_attempted(draft)
+    drops = citation_drops(result)
+    return GenerationAttempt(
+        prompt_version=draft.prompt_version,
+        citations_attempted=attempted,
+        citations_verified=attempted - len(drops),
+        dropped=dict(Counter(d.reason for d in result.dropped)),
+        abstained=draft.abstain,
+        problem=",".join(feedback.reasons) if feedback else None,
+    )
