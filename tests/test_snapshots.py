@@ -155,3 +155,26 @@ def test_build_lock_is_exclusive_and_released(tmp_path):
         ):
             pass
     assert not is_locked(tmp_path, "kb-1")
+
+
+def test_catalog_survives_concurrent_first_use(tmp_path):
+    # Several connections switching a brand-new catalog to WAL at once used to fail with
+    # "database is locked" (seen as a rare failure of concurrent ingests).
+    import threading
+
+    errors: list[Exception] = []
+    for trial in range(40):
+        home = tmp_path / f"home{trial}"
+
+        def use(home=home) -> None:
+            try:
+                Catalog(home).list()
+            except Exception as exc:  # pragma: no cover - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=use) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert errors == []

@@ -20,6 +20,7 @@ import numpy as np
 from tqdm import tqdm
 
 from citadel.embedders.base import Embedder
+from citadel.sqlite_wal import enable_wal
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +52,7 @@ class EmbeddingCache:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(self.path, timeout=30)
         try:
-            conn.execute("PRAGMA journal_mode=WAL")
+            enable_wal(conn)
             conn.execute(
                 """CREATE TABLE IF NOT EXISTS embeddings (
                     embedder TEXT NOT NULL, text_sha256 TEXT NOT NULL, vector BLOB NOT NULL,

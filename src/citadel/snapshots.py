@@ -26,6 +26,7 @@ from citadel.chunking import ChunkingParams
 from citadel.embedders.base import Embedder
 from citadel.lexical import SEMANTICS as LEXICAL_SEMANTICS
 from citadel.records import Document
+from citadel.sqlite_wal import enable_wal
 
 # 2: chunks carry injection-screening flags (suspicious, suspicious_reason) and HTML documents
 # their hidden_spans; a version-1 snapshot has no flags and must not be served.
@@ -236,7 +237,7 @@ class Catalog:
         self.home.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
         try:
-            conn.execute("PRAGMA journal_mode=WAL")
+            enable_wal(conn)
             conn.execute(
                 """CREATE TABLE IF NOT EXISTS snapshots (
                     snapshot_id TEXT PRIMARY KEY, backend TEXT NOT NULL, state TEXT NOT NULL,

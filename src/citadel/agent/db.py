@@ -19,6 +19,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
+from citadel.sqlite_wal import enable_wal
+
 Dialect = Literal["sqlite", "postgres"]
 Row = dict[str, Any]
 
@@ -128,7 +130,7 @@ class SqliteBusinessDB(BusinessDB):
                                check_same_thread=False)
         try:
             conn.execute("PRAGMA foreign_keys = ON")
-            conn.execute("PRAGMA journal_mode = WAL")
+            enable_wal(conn)
         except BaseException:
             conn.close()
             raise
