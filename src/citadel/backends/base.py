@@ -76,6 +76,33 @@ class SearchIndex(ABC):
         pass
 
 
+class CountingSearchIndex(SearchIndex):
+    """An index whose native query is `search_result`: it reads stored payloads that may be
+    malformed and counts the ones it skips; `search` is the same query without the count."""
+
+    def search(
+        self,
+        text: str,
+        vector: np.ndarray,
+        k: int,
+        *,
+        tenant: str | None = None,
+        category: str | None = None,
+    ) -> list[RankedChunk]:
+        return self.search_result(text, vector, k, tenant=tenant, category=category).ranked
+
+    @abstractmethod
+    def search_result(
+        self,
+        text: str,
+        vector: np.ndarray,
+        k: int,
+        *,
+        tenant: str | None = None,
+        category: str | None = None,
+    ) -> SearchResult: ...
+
+
 class Backend(ABC):
     """Where snapshots live for one kind of engine.
 

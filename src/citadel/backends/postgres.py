@@ -30,7 +30,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from citadel.backends.base import Backend, RetrievalError, SearchIndex, SearchResult
+from citadel.backends.base import (
+    Backend,
+    CountingSearchIndex,
+    RetrievalError,
+    SearchResult,
+)
 from citadel.backends.lease import Lease
 from citadel.backends.payload import chunk_payload, read_chunk, read_document
 from citadel.config import ConfigError
@@ -367,7 +372,7 @@ _WHERE = ("(%(tenant)s::text IS NULL OR coalesce(tenant, '') IN (%(tenant)s::tex
           "AND (%(category)s::text IS NULL OR category = %(category)s::text)")
 
 
-class PostgresIndex(SearchIndex):
+class PostgresIndex(CountingSearchIndex):
     backend = "postgres"
     strategy = f"hybrid-rrf(k={RRF_K}; pgvector-hnsw-cosine + fts-ts_rank)"
 
@@ -393,17 +398,6 @@ class PostgresIndex(SearchIndex):
             "(SELECT count(lexical) FROM {}.terms) FROM {}.chunks").format(s, s, s)
         owner._lease.hold()  # the pool stays open while this index is
         self._closed = False
-
-    def search(
-        self,
-        text: str,
-        vector: np.ndarray,
-        k: int,
-        *,
-        tenant: str | None = None,
-        category: str | None = None,
-    ) -> list[RankedChunk]:
-        return self.search_result(text, vector, k, tenant=tenant, category=category).ranked
 
     def search_result(
         self,

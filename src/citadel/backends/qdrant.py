@@ -27,7 +27,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from citadel import sparse
-from citadel.backends.base import Backend, RetrievalError, SearchIndex, SearchResult
+from citadel.backends.base import (
+    Backend,
+    CountingSearchIndex,
+    RetrievalError,
+    SearchResult,
+)
 from citadel.backends.lease import Lease
 from citadel.backends.payload import chunk_payload, read_chunk, read_document
 from citadel.config import ConfigError
@@ -251,7 +256,7 @@ def _named(vectors: Any, name: str) -> Any:
     return vectors if name == "" else None
 
 
-class QdrantIndex(SearchIndex):
+class QdrantIndex(CountingSearchIndex):
     backend = "qdrant"
     strategy = f"hybrid-rrf(k={RRF_K}; dense-cosine + sparse-bm25-idf)"
 
@@ -263,17 +268,6 @@ class QdrantIndex(SearchIndex):
         owner._lease.hold()  # keeps the client (and an embedded folder's lock) while open
         self._closed = False
         self._close_lock = threading.Lock()
-
-    def search(
-        self,
-        text: str,
-        vector: np.ndarray,
-        k: int,
-        *,
-        tenant: str | None = None,
-        category: str | None = None,
-    ) -> list[RankedChunk]:
-        return self.search_result(text, vector, k, tenant=tenant, category=category).ranked
 
     def search_result(
         self,
