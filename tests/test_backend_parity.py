@@ -12,8 +12,8 @@ import datetime as dt
 
 import pytest
 
-from citadel.quotes import normalize
 from citadel.records import Chunk, RankedChunk
+from citadel.text.quotes import normalize
 
 from .backend_engines import BACKENDS, backend_settings, build_engine
 from .conftest import DEMO_KB

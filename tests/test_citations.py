@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 
 from citadel.citations import gate, strip_markers
 from citadel.context import build_context
-from citadel.quotes import normalize
 from citadel.records import Chunk, Draft, DraftCitation, DraftSentence, RankedChunk
+from citadel.text.quotes import normalize
 
 SOURCE_TEXT = (
     "---\ntitle: Refunds\n---\n# Refunds\n\n## Eligibility\n\n"

@@ -11,8 +11,8 @@ from citadel.engine import Engine
 from citadel.generators.extractive import display_text
 from citadel.loaders import load_corpus
 from citadel.poison import VERSION, grade, load_cases
-from citadel.quotes import normalize
-from citadel.sentences import sentence_spans
+from citadel.text.quotes import normalize
+from citadel.text.sentences import sentence_spans
 
 from .conftest import DEMO_KB, ROOT
 

@@ -1,4 +1,4 @@
-from citadel.quotes import locate_quote, normalize
+from citadel.text.quotes import locate_quote, normalize
 
 
 def test_normalize_ignores_case_whitespace_and_punctuation():

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from citadel.injection import RULES_VERSION, screen_chunk
 from citadel.loaders import body_start, sha256_text
 from citadel.records import Chunk, Document
-from citadel.sentences import sentence_spans
+from citadel.text.sentences import sentence_spans
 
 CHUNKER_VERSION = "sections-sentences-v1"
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$", re.M)

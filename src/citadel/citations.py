@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import re
 
-from citadel.quotes import locate_quote, normalize
 from citadel.records import (
     Citation,
     Context,
@@ -20,6 +19,7 @@ from citadel.records import (
     DroppedCitation,
     Record,
 )
+from citadel.text.quotes import locate_quote, normalize
 
 # Any bracketed marker a generator may write: [S1], [S1, S2], [Source: spec.pdf §4.2], ...
 MARKER = re.compile(r"\s*\[[^\[\]\n]{0,300}(?:\]|$)")  # an unterminated one too

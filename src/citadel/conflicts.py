@@ -40,8 +40,8 @@ from dataclasses import dataclass
 from citadel.facts import UNIT_WORDS, Fact, agree, comparable, extract_facts, subject_terms
 from citadel.generators.extractive import display_text
 from citadel.records import Conflict, ConflictSide, Context, ContextBlock
-from citadel.sentences import sentence_spans
-from citadel.terms import content_terms, tokens
+from citadel.text.sentences import sentence_spans
+from citadel.text.terms import content_terms, tokens
 
 MIN_RELEVANCE = 0.5
 MIN_RELEVANCE_NO_CUE = 0.75

@@ -15,8 +15,8 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 
-from citadel.quotes import normalize
 from citadel.records import Chunk, Context, ContextBlock, ContextDrop, RankedChunk
+from citadel.text.quotes import normalize
 
 
 def priority(r: RankedChunk, authority_weight: float, freshness_weight: float = 0.0,

@@ -5,7 +5,7 @@ A document's weight for term t is BM25's term-frequency part,
 with dl the document's term count and avgdl the snapshot's mean. A query weighs each distinct
 term 1. The engine multiplies each matching term by its IDF at query time (Qdrant's IDF
 modifier keeps document frequencies current), so the dot product is the BM25 score.
-Terms are `citadel.terms.content_terms` (stopwords dropped, light stemming), hashed to
+Terms are `citadel.text.terms.content_terms` (stopwords dropped, light stemming), hashed to
 32-bit ids; a collision merges two terms, which only blurs their weights.
 """
 
@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from citadel.terms import content_terms
+from citadel.text.terms import content_terms
 
 K1 = 1.2
 B = 0.75

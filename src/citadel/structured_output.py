@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass
 
 from citadel.records import Draft, DraftCitation, DraftSentence
-from citadel.sentences import sentence_spans
-from citadel.terms import content_terms
+from citadel.text.sentences import sentence_spans
+from citadel.text.terms import content_terms
 
 # The JSON schema asked of servers that support structured output.
 ANSWER_SCHEMA_NAME = "grounded_answer"

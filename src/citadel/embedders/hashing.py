@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from citadel.embedders.base import Embedder, l2_normalise
-from citadel.terms import content_terms
+from citadel.text.terms import content_terms
 
 
 class HashingEmbedder(Embedder):

@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from citadel.terms import STOPWORDS, stem, tokens
+from citadel.text.terms import STOPWORDS, stem, tokens
 
 # Words whose presence flips a statement. STOPWORDS drops "no"/"not", so they are read here.
 _NEGATIONS = frozenset(

@@ -11,10 +11,10 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from citadel.quotes import locate_quote, normalize
 from citadel.records import Chunk, Citation, Document
-from citadel.sentences import sentence_spans
-from citadel.terms import content_terms
+from citadel.text.quotes import locate_quote, normalize
+from citadel.text.sentences import sentence_spans
+from citadel.text.terms import content_terms
 
 # --- retrieval --------------------------------------------------------------------------------
 

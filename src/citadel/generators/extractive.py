@@ -18,10 +18,10 @@ import re
 from dataclasses import dataclass
 
 from citadel.generators.base import Generator
-from citadel.quotes import normalize
 from citadel.records import Context, Draft, DraftCitation, DraftSentence, RetryFeedback
-from citadel.sentences import sentence_spans
-from citadel.terms import content_terms
+from citadel.text.quotes import normalize
+from citadel.text.sentences import sentence_spans
+from citadel.text.terms import content_terms
 
 _MARKUP = re.compile(r"^\s*(?:[-*+>]|\d+[.)])\s+|\*\*|__|`")
 _DURATION = re.compile(

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from citadel.records import RankedChunk
 from citadel.rerankers.base import Reranker
-from citadel.terms import content_terms
+from citadel.text.terms import content_terms
 
 _HOW_LONG = re.compile(r"\bhow (?:long|soon|quickly|often)\b|\bhow many (?:days|hours|weeks|"
                        r"months|years|minutes)\b|\bwithin how\b", re.I)
