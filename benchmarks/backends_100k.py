@@ -41,9 +41,9 @@ from pathlib import Path
 
 import numpy as np
 
-from citadel.backends.base import Backend
-from citadel.embedders.hashing import HashingEmbedder
 from citadel.records import Chunk, Document
+from citadel.retrieval.backends.base import Backend
+from citadel.retrieval.embedders.hashing import HashingEmbedder
 
 ROOT = Path(__file__).resolve().parents[1]
 SCIFACT = ROOT.parent / "shared" / "data" / "scifact"
@@ -174,12 +174,12 @@ def main() -> None:
     try:
         for name in args.backends.split(","):
             if name == "local":
-                from citadel.backends.local import LocalBackend
+                from citadel.retrieval.backends.local import LocalBackend
 
                 backend: Backend = LocalBackend(work / "local")
                 results.append(run_backend("local", backend, data, qs, qvecs))
             elif name == "qdrant":
-                from citadel.backends.qdrant import QdrantBackend
+                from citadel.retrieval.backends.qdrant import QdrantBackend
 
                 backend = QdrantBackend(path=":memory:")
                 n = args.qdrant_queries
@@ -189,7 +189,7 @@ def main() -> None:
             elif name == "qdrant-path":
                 # Embedded on disk commits (and fsyncs) SQLite once per point: far too slow
                 # for 100k here, so only its ingest rate is measured, on the first chunks.
-                from citadel.backends.qdrant import QdrantBackend
+                from citadel.retrieval.backends.qdrant import QdrantBackend
 
                 n = args.qdrant_path_chunks
                 subset = ([d for d in documents if d.document_id in
@@ -233,7 +233,7 @@ def run_postgres(dsn: str, data, qs, qvecs) -> dict:
     from psycopg import sql
     from psycopg.conninfo import make_conninfo
 
-    from citadel.backends.postgres import PostgresBackend
+    from citadel.retrieval.backends.postgres import PostgresBackend
 
     name = f"citadel_bench_{uuid.uuid4().hex[:8]}"
     admin = make_conninfo(dsn, dbname="postgres")

@@ -37,7 +37,7 @@ from citadel.engine import Engine  # noqa: E402
 from citadel.generators.extractive import ExtractiveGenerator  # noqa: E402
 from citadel.ingest import ingest  # noqa: E402
 from citadel.records import RankedChunk  # noqa: E402
-from citadel.rerankers.lexical import LexicalReranker  # noqa: E402
+from citadel.retrieval.rerankers.lexical import LexicalReranker  # noqa: E402
 from citadel.text.quotes import normalize  # noqa: E402
 
 BLENDS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.7, 1.0)  # weight of the lexical signals

@@ -19,10 +19,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from scifact import docs_from_chunks, ndcg_at_k, recall_at_k, test_queries, write_corpus
 
-from citadel.backends import get_backend
 from citadel.config import Settings
 from citadel.engine import Engine
 from citadel.ingest import ingest
+from citadel.retrieval.backends import get_backend
 
 
 def main() -> None:

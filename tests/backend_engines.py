@@ -8,11 +8,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from citadel.backends import get_backend
 from citadel.config import Settings
-from citadel.embedders.hashing import HashingEmbedder
 from citadel.engine import Engine
 from citadel.ingest import ingest
+from citadel.retrieval.backends import get_backend
+from citadel.retrieval.embedders.hashing import HashingEmbedder
 
 BACKENDS = ("local", "qdrant-memory", "qdrant-path", "postgres")
 

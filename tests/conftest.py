@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from citadel.config import Settings
-from citadel.embedders.hashing import HashingEmbedder
 from citadel.engine import Engine
 from citadel.ingest import ingest
+from citadel.retrieval.embedders.hashing import HashingEmbedder
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO_KB = ROOT / "examples" / "support-kb"

@@ -9,8 +9,8 @@ import time
 
 import httpx
 
-from citadel.embedders.hashing import HashingEmbedder
 from citadel.ingest import ingest
+from citadel.retrieval.embedders.hashing import HashingEmbedder
 
 from .conftest import DEMO_KB, hashing_settings
 

@@ -10,8 +10,8 @@ from citadel.engine import Engine
 from citadel.generators.extractive import ExtractiveGenerator
 from citadel.records import Answer
 from citadel.requestlog import RequestLog
-from citadel.rerankers import get_reranker
-from citadel.rerankers.lexical import LexicalReranker
+from citadel.retrieval.rerankers import get_reranker
+from citadel.retrieval.rerankers.lexical import LexicalReranker
 
 from .rerank_server import closed_port_url, rerank_server
 

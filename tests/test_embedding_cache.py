@@ -6,10 +6,10 @@ import numpy as np
 
 from citadel.chunking import ChunkingParams
 from citadel.config import Settings
-from citadel.embedders.hashing import HashingEmbedder
 from citadel.embedding_cache import EmbeddingCache, embed_cached
 from citadel.ingest import chunk_documents, index_text, ingest
 from citadel.loaders import load_corpus
+from citadel.retrieval.embedders.hashing import HashingEmbedder
 
 
 class CountingEmbedder(HashingEmbedder):

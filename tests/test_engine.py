@@ -1,11 +1,11 @@
 import numpy as np
 import pytest
 
-from citadel.backends.base import RetrievalError, SearchIndex
 from citadel.config import Settings
-from citadel.embedders.hashing import HashingEmbedder
 from citadel.engine import Engine, InvalidQuestion, NotReady
 from citadel.generators.extractive import ExtractiveGenerator
+from citadel.retrieval.backends.base import RetrievalError, SearchIndex
+from citadel.retrieval.embedders.hashing import HashingEmbedder
 
 
 class StubIndex(SearchIndex):

@@ -6,9 +6,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from citadel.config import Settings
-from citadel.embedders.hashing import HashingEmbedder
 from citadel.engine import Engine
 from citadel.ingest import ingest
+from citadel.retrieval.embedders.hashing import HashingEmbedder
 from citadel.server import create_app
 from citadel.snapshots import Catalog
 

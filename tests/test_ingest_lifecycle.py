@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from citadel.config import Settings
-from citadel.embedders.hashing import HashingEmbedder
 from citadel.engine import Engine
 from citadel.ingest import STAGES, ingest
+from citadel.retrieval.embedders.hashing import HashingEmbedder
 from citadel.snapshot_admin import gc, list_snapshots
 from citadel.snapshots import Catalog
 

@@ -1,7 +1,7 @@
 from citadel.config import Settings
-from citadel.embedders.hashing import HashingEmbedder
 from citadel.engine import Engine
 from citadel.ingest import ingest
+from citadel.retrieval.embedders.hashing import HashingEmbedder
 from citadel.snapshots import Catalog
 
 from .conftest import DEMO_KB

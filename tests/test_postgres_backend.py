@@ -19,13 +19,13 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from citadel.backends import RetrievalError, get_backend
-from citadel.backends.postgres import MIGRATIONS, PostgresBackend
 from citadel.config import Settings
-from citadel.embedders.hashing import HashingEmbedder
 from citadel.engine import Engine
 from citadel.fallbacks import RETRIEVAL_FAILED
 from citadel.ingest import ingest
+from citadel.retrieval.backends import RetrievalError, get_backend
+from citadel.retrieval.backends.postgres import MIGRATIONS, PostgresBackend
+from citadel.retrieval.embedders.hashing import HashingEmbedder
 
 from .backend_engines import backend_settings, build_engine, silent_server
 from .conftest import DEMO_KB, ROOT

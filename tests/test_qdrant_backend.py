@@ -13,13 +13,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from citadel.backends import RetrievalError, get_backend
-from citadel.backends.qdrant import QdrantBackend, point_id
 from citadel.config import Settings
-from citadel.embedders.hashing import HashingEmbedder
 from citadel.engine import Engine, NotReady
 from citadel.fallbacks import RETRIEVAL_FAILED
 from citadel.ingest import ingest
+from citadel.retrieval.backends import RetrievalError, get_backend
+from citadel.retrieval.backends.qdrant import QdrantBackend, point_id
+from citadel.retrieval.embedders.hashing import HashingEmbedder
 from citadel.snapshots import Catalog, SnapshotError
 
 from .backend_engines import backend_settings, build_engine, silent_server
@@ -239,7 +239,7 @@ def test_snapshot_ids_differ_per_backend(tmp_path):
 
 
 def test_sparse_vectors_are_bm25_weights():
-    from citadel import sparse
+    from citadel.retrieval import sparse
 
     short, long = sparse.document_vectors(["tent tent", "tent " + "stove " * 20])
     assert len(short.indices) == 1 and len(long.indices) == 2

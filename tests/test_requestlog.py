@@ -94,8 +94,8 @@ def test_questions_can_be_left_out(hashing_engine, tmp_path):
 
 def test_engine_open_logs_by_default_and_can_be_disabled(tmp_path):
     from citadel.config import Settings
-    from citadel.embedders.hashing import HashingEmbedder
     from citadel.ingest import ingest
+    from citadel.retrieval.embedders.hashing import HashingEmbedder
 
     from .conftest import DEMO_KB
 

@@ -5,11 +5,11 @@ import pytest
 
 from citadel.config import Settings
 from citadel.records import Chunk, RankedChunk
-from citadel.rerankers import RerankerUnavailable, get_reranker
-from citadel.rerankers.base import MalformedRerank, apply_scores
-from citadel.rerankers.http import HttpReranker, parse_scores, request_body
-from citadel.rerankers.lexical import LexicalReranker, numeric_question, proximity_score
-from citadel.rerankers.stage import check_result, rerank_stage
+from citadel.retrieval.rerankers import RerankerUnavailable, get_reranker
+from citadel.retrieval.rerankers.base import MalformedRerank, apply_scores
+from citadel.retrieval.rerankers.http import HttpReranker, parse_scores, request_body
+from citadel.retrieval.rerankers.lexical import LexicalReranker, numeric_question, proximity_score
+from citadel.retrieval.rerankers.stage import check_result, rerank_stage
 
 from .rerank_server import closed_port_url, rerank_server
 

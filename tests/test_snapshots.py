@@ -8,9 +8,9 @@ import pytest
 
 from citadel.build_lock import build_lock, is_locked
 from citadel.config import Settings
-from citadel.embedders.hashing import HashingEmbedder
 from citadel.ingest import ingest
 from citadel.loaders import load_corpus
+from citadel.retrieval.embedders.hashing import HashingEmbedder
 from citadel.snapshots import Catalog, Fingerprint, SnapshotError
 
 from .conftest import DEMO_KB

@@ -7,8 +7,8 @@ from click.testing import CliRunner
 
 from citadel.cli import main
 from citadel.config import Settings
-from citadel.embedders.hashing import HashingEmbedder
 from citadel.ingest import ingest
+from citadel.retrieval.embedders.hashing import HashingEmbedder
 from citadel.verify import parse_receipts, verify_receipts
 
 

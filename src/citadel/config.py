@@ -57,7 +57,8 @@ class Settings(BaseModel):
         description="A conflicting side this much more authoritative than every other is "
                     "followed (the disagreement is noted); a smaller gap is flagged as a conflict.")
 
-    # Reranking (citadel.rerankers); a failed or slow reranker degrades, never fails, a request.
+    # Reranking (citadel.retrieval.rerankers); a failed or slow reranker degrades, never
+    # fails, a request.
     reranker: str = Field(default="none", description="none | lexical | http")
     reranker_url: str = Field(default="", description="http reranker: the /rerank endpoint.")
     reranker_protocol: str = Field(default="tei", description="http reranker: tei | cohere")

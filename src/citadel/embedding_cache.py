@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from citadel.embedders.base import Embedder
+from citadel.retrieval.embedders.base import Embedder
 from citadel.sqlite_wal import enable_wal
 
 log = logging.getLogger(__name__)

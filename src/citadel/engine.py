@@ -15,15 +15,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from citadel.backends import Backend, RetrievalError, SearchIndex, SearchResult, get_backend
-from citadel.backends.readiness import alias_mismatch
 from citadel.citations import GateResult, gate
 from citadel.config import Settings
 from citadel.conflict_answer import compose as compose_conflict_answer
 from citadel.conflicts import check_conflicts
 from citadel.context import build_context
 from citadel.draft_review import attempt_record
-from citadel.embedders import Embedder, get_embedder
 from citadel.fallbacks import (
     NO_SOURCES,
     RETRIEVAL_FAILED,
@@ -46,8 +43,17 @@ from citadel.records import (
     Trace,
 )
 from citadel.requestlog import RequestLog
-from citadel.rerankers import Reranker, get_reranker
-from citadel.rerankers.stage import rerank_stage
+from citadel.retrieval.backends import (
+    Backend,
+    RetrievalError,
+    SearchIndex,
+    SearchResult,
+    get_backend,
+)
+from citadel.retrieval.backends.readiness import alias_mismatch
+from citadel.retrieval.embedders import Embedder, get_embedder
+from citadel.retrieval.rerankers import Reranker, get_reranker
+from citadel.retrieval.rerankers.stage import rerank_stage
 from citadel.sentence_release import SentenceRelease
 from citadel.streaming import DoneEvent, MetaEvent, StreamEvent, answer_events
 from citadel.supersession import add_successor_sections

@@ -17,15 +17,15 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from citadel.backends import Backend, get_backend
-from citadel.backends.readiness import alias_mismatch
 from citadel.build_lock import build_lock, builder_identity
 from citadel.chunking import ChunkingParams, chunk_document
 from citadel.config import Settings
-from citadel.embedders import Embedder, get_embedder
 from citadel.embedding_cache import EmbeddingCache, embed_cached
 from citadel.loaders import Skipped, load_corpus
 from citadel.records import Chunk, Document
+from citadel.retrieval.backends import Backend, get_backend
+from citadel.retrieval.backends.readiness import alias_mismatch
+from citadel.retrieval.embedders import Embedder, get_embedder
 from citadel.snapshots import (
     Catalog,
     Fingerprint,

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from citadel.backends import Backend, RetrievalError, get_backend
 from citadel.config import ConfigError, Settings
-from citadel.embedders import Embedder, EmbedderUnavailable, get_embedder
+from citadel.retrieval.backends import Backend, RetrievalError, get_backend
+from citadel.retrieval.embedders import Embedder, EmbedderUnavailable, get_embedder
 from citadel.snapshots import Catalog, incompatibilities, runtime_fingerprint
 
 

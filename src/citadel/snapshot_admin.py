@@ -13,10 +13,10 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from citadel.backends import Backend, get_backend
 from citadel.build_lock import LockBusy, build_lock, is_locked, lock_path, remove_lock_file
 from citadel.config import Settings
-from citadel.embedders import Embedder
+from citadel.retrieval.backends import Backend, get_backend
+from citadel.retrieval.embedders import Embedder
 from citadel.snapshots import (
     Catalog,
     SnapshotError,

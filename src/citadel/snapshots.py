@@ -23,9 +23,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from citadel.chunking import ChunkingParams
-from citadel.embedders.base import Embedder
-from citadel.lexical import SEMANTICS as LEXICAL_SEMANTICS
 from citadel.records import Document
+from citadel.retrieval.embedders.base import Embedder
+from citadel.retrieval.lexical import SEMANTICS as LEXICAL_SEMANTICS
 from citadel.sqlite_wal import enable_wal
 
 # 2: chunks carry injection-screening flags (suspicious, suspicious_reason) and HTML documents

@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from citadel.backends import Backend, SearchIndex, get_backend
 from citadel.config import Settings
+from citadel.retrieval.backends import Backend, SearchIndex, get_backend
 from citadel.snapshots import Catalog
 
 

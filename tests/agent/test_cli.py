@@ -8,8 +8,8 @@ import pytest
 from click.testing import CliRunner
 
 from citadel.cli import main
-from citadel.embedders.hashing import HashingEmbedder
 from citadel.ingest import ingest
+from citadel.retrieval.embedders.hashing import HashingEmbedder
 
 from ..conftest import DEMO_KB, hashing_settings
 from .conftest import ALICE_KEY

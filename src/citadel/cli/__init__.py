@@ -7,7 +7,6 @@ import sys
 
 import click
 
-from citadel.backends import RetrievalError
 from citadel.cli.agent import agent, demo_data
 from citadel.cli.ask import ask
 from citadel.cli.eval import eval_command
@@ -18,10 +17,11 @@ from citadel.cli.monitor import monitor
 from citadel.cli.serve import serve
 from citadel.cli.verify import verify
 from citadel.config import ConfigError
-from citadel.embedders import EmbedderUnavailable
 from citadel.engine import InvalidQuestion, NotReady
 from citadel.ingest import IngestError
-from citadel.rerankers import RerankerUnavailable
+from citadel.retrieval.backends import RetrievalError
+from citadel.retrieval.embedders import EmbedderUnavailable
+from citadel.retrieval.rerankers import RerankerUnavailable
 from citadel.snapshots import SnapshotError
 
 EXPECTED_ERRORS = (

@@ -11,7 +11,7 @@ from citadel.config import Settings
 
 
 def _embedder(settings: Settings):
-    from citadel.embedders import get_embedder
+    from citadel.retrieval.embedders import get_embedder
 
     return get_embedder(settings.embedder)  # identity only: the model is loaded lazily
 

@@ -21,7 +21,6 @@ from typing import Any
 from tqdm import tqdm
 
 from citadel.config import Settings
-from citadel.embedders import Embedder, get_embedder
 from citadel.engine import Engine
 from citadel.evaluation.calibration import calibrate
 from citadel.evaluation.claims import ClaimSupportScorer
@@ -39,6 +38,7 @@ from citadel.evaluation.scoring import score_answer
 from citadel.evaluation.tally import RunTally
 from citadel.ingest import ingest
 from citadel.records import Answer
+from citadel.retrieval.embedders import Embedder, get_embedder
 
 NDCG_K = 10
 RUN_FIELDS = ("snapshot_id", "backend", "strategy", "generator", "prompt_version",

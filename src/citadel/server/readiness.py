@@ -6,8 +6,8 @@ its body without touching the routes.
 
 from __future__ import annotations
 
-from citadel.backends import lexical_semantics
 from citadel.engine import Engine
+from citadel.retrieval.backends import lexical_semantics
 from citadel.server.models import Readiness
 from citadel.snapshots import Catalog, incompatibilities, runtime_fingerprint
 

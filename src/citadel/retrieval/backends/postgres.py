@@ -30,16 +30,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from citadel.backends.base import (
+from citadel.config import ConfigError
+from citadel.records import Chunk, Document, RankedChunk
+from citadel.retrieval.backends.base import (
     Backend,
     CountingSearchIndex,
     RetrievalError,
     SearchResult,
 )
-from citadel.backends.lease import Lease
-from citadel.backends.payload import chunk_payload, read_chunk, read_document
-from citadel.config import ConfigError
-from citadel.records import Chunk, Document, RankedChunk
+from citadel.retrieval.backends.lease import Lease
+from citadel.retrieval.backends.payload import chunk_payload, read_chunk, read_document
 
 if TYPE_CHECKING:
     import psycopg

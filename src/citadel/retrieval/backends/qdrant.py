@@ -1,11 +1,11 @@
 """Qdrant: one collection per snapshot, an alias for the active one, hybrid RRF queries.
 
 Each chunk is a point with an unnamed dense vector (cosine) and a named sparse vector
-`lexical` holding BM25-style term weights computed by `citadel.sparse` (the collection's IDF
-modifier supplies IDF). Its payload is the chunk's fields, nothing else. Documents (whose text
-citations' offsets point into) live in a vectorless companion collection
-`<snapshot>-documents`. A query runs two prefetches (dense, sparse) fused by reciprocal-rank
-fusion in the engine.
+`lexical` holding BM25-style term weights computed by `citadel.retrieval.sparse` (the
+collection's IDF modifier supplies IDF). Its payload is the chunk's fields, nothing else.
+Documents (whose text citations' offsets point into) live in a vectorless companion
+collection `<snapshot>-documents`. A query runs two prefetches (dense, sparse) fused by
+reciprocal-rank fusion in the engine.
 
 Server (`url=`), embedded on disk (`path=`) and in memory (`":memory:"`) differ only in how
 the client is constructed. Queries name the snapshot's collection, never the alias: the
@@ -26,17 +26,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from citadel import sparse
-from citadel.backends.base import (
+from citadel.config import ConfigError
+from citadel.records import Chunk, Document, RankedChunk
+from citadel.retrieval import sparse
+from citadel.retrieval.backends.base import (
     Backend,
     CountingSearchIndex,
     RetrievalError,
     SearchResult,
 )
-from citadel.backends.lease import Lease
-from citadel.backends.payload import chunk_payload, read_chunk, read_document
-from citadel.config import ConfigError
-from citadel.records import Chunk, Document, RankedChunk
+from citadel.retrieval.backends.lease import Lease
+from citadel.retrieval.backends.payload import chunk_payload, read_chunk, read_document
 
 if TYPE_CHECKING:
     from qdrant_client import QdrantClient

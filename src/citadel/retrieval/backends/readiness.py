@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from citadel.backends.base import Backend, RetrievalError
+from citadel.retrieval.backends.base import Backend, RetrievalError
 
 
 def alias_mismatch(backend: Backend, snapshot_id: str) -> str | None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from citadel.records import RankedChunk
-from citadel.rerankers.base import MalformedRerank, Reranker, RerankTimeout
+from citadel.retrieval.rerankers.base import MalformedRerank, Reranker, RerankTimeout
 
 T = TypeVar("T")
 

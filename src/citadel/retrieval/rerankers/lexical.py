@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from citadel.records import RankedChunk
-from citadel.rerankers.base import Reranker
+from citadel.retrieval.rerankers.base import Reranker
 from citadel.text.terms import content_terms
 
 _HOW_LONG = re.compile(r"\bhow (?:long|soon|quickly|often)\b|\bhow many (?:days|hours|weeks|"

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import numpy as np
 
-from citadel.backends.base import Backend, RetrievalError, SearchIndex
-from citadel.fusion import weighted_fusion
-from citadel.lexical import SEMANTICS, LexicalIndex, build_index
 from citadel.records import Chunk, Document, RankedChunk
+from citadel.retrieval.backends.base import Backend, RetrievalError, SearchIndex
+from citadel.retrieval.fusion import weighted_fusion
+from citadel.retrieval.lexical import SEMANTICS, LexicalIndex, build_index
 
 _SCHEMA = """
 CREATE TABLE documents (document_id TEXT PRIMARY KEY, json TEXT NOT NULL);

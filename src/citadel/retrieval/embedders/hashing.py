@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from citadel.embedders.base import Embedder, l2_normalise
+from citadel.retrieval.embedders.base import Embedder, l2_normalise
 from citadel.text.terms import content_terms
 
 

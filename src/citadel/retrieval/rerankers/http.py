@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from citadel.records import RankedChunk
-from citadel.rerankers.base import (
+from citadel.retrieval.rerankers.base import (
     MalformedRerank,
     Reranker,
     RerankError,

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from citadel.embedders.base import Embedder, EmbedderUnavailable
+from citadel.retrieval.embedders.base import Embedder, EmbedderUnavailable
 
 
 def get_embedder(name: str) -> Embedder:
     if name == "minilm":
-        from citadel.embedders.minilm import MiniLMEmbedder
+        from citadel.retrieval.embedders.minilm import MiniLMEmbedder
 
         return MiniLMEmbedder()
     if name == "hashing":
-        from citadel.embedders.hashing import HashingEmbedder
+        from citadel.retrieval.embedders.hashing import HashingEmbedder
 
         return HashingEmbedder()
     raise EmbedderUnavailable(f"unknown embedder {name!r}: choose 'minilm' or 'hashing'")

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from citadel.backends.base import Backend, RetrievalError, SearchIndex, SearchResult
 from citadel.config import ConfigError, Settings
+from citadel.retrieval.backends.base import Backend, RetrievalError, SearchIndex, SearchResult
 
 BACKENDS = ("local", "qdrant", "postgres")
 
 
 def get_backend(settings: Settings) -> Backend:
     if settings.backend == "local":
-        from citadel.backends.local import LocalBackend
+        from citadel.retrieval.backends.local import LocalBackend
 
         return LocalBackend(settings.home / "snapshots")
     if settings.backend == "qdrant":
-        from citadel.backends.qdrant import QdrantBackend
+        from citadel.retrieval.backends.qdrant import QdrantBackend
 
         if settings.qdrant_url:
             return QdrantBackend(url=settings.qdrant_url, alias=settings.qdrant_alias,
@@ -22,7 +22,7 @@ def get_backend(settings: Settings) -> Backend:
         return QdrantBackend(path=settings.qdrant_path or settings.home / "qdrant",
                              alias=settings.qdrant_alias, timeout=settings.backend_timeout)
     if settings.backend == "postgres":
-        from citadel.backends.postgres import PostgresBackend
+        from citadel.retrieval.backends.postgres import PostgresBackend
 
         if not settings.postgres_dsn:
             raise ConfigError("the postgres backend needs CITADEL_POSTGRES_DSN (postgres_dsn)")
@@ -35,11 +35,11 @@ def get_backend(settings: Settings) -> Backend:
 def lexical_semantics(settings: Settings) -> dict:
     """The configured backend's lexical-index semantics, without connecting to it."""
     if settings.backend == "qdrant":
-        from citadel.sparse import SEMANTICS
+        from citadel.retrieval.sparse import SEMANTICS
     elif settings.backend == "postgres":
-        from citadel.backends.postgres import SEMANTICS
+        from citadel.retrieval.backends.postgres import SEMANTICS
     else:
-        from citadel.lexical import SEMANTICS
+        from citadel.retrieval.lexical import SEMANTICS
     return SEMANTICS
 
 

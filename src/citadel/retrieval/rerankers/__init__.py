@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from citadel.config import Settings
-from citadel.rerankers.base import Reranker, RerankError, RerankerUnavailable
+from citadel.retrieval.rerankers.base import Reranker, RerankError, RerankerUnavailable
 
 NAMES = ("none", "lexical", "http")
 
@@ -16,11 +16,11 @@ def get_reranker(settings: Settings) -> Reranker | None:
     if name == "none":
         return None
     if name == "lexical":
-        from citadel.rerankers.lexical import LexicalReranker
+        from citadel.retrieval.rerankers.lexical import LexicalReranker
 
         return LexicalReranker()
     if name == "http":
-        from citadel.rerankers.http import HttpReranker
+        from citadel.retrieval.rerankers.http import HttpReranker
 
         # Slightly past the stage budget: the engine's budget is what a request sees.
         return HttpReranker(

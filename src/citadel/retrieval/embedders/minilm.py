@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from citadel.embedders.base import Embedder, EmbedderUnavailable, l2_normalise
+from citadel.retrieval.embedders.base import Embedder, EmbedderUnavailable, l2_normalise
 
 MAX_TOKENS = 256
 BATCH = 64
