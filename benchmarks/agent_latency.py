@@ -28,7 +28,7 @@ from citadel.agent.records import Caller
 from citadel.agent.tools import CustomerTools
 from citadel.config import Settings
 from citadel.engine import Engine
-from citadel.ingest import ingest
+from citadel.ingest.pipeline import ingest
 
 ROOT = Path(__file__).resolve().parents[1]
 ALICE = Caller(customer_id="cust_alice", name="Alice Rowan", actor="benchmark")

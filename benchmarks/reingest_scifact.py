@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from citadel.config import Settings  # noqa: E402
-from citadel.ingest import IngestReport, ingest  # noqa: E402
+from citadel.ingest.pipeline import IngestReport, ingest  # noqa: E402
 from citadel.retrieval.embedders import get_embedder  # noqa: E402
 
 # `../shared` from the project root; from a worktree nested one level deeper, one more up.

@@ -35,7 +35,7 @@ from citadel.config import Settings  # noqa: E402
 from citadel.context import build_context  # noqa: E402
 from citadel.engine import Engine  # noqa: E402
 from citadel.generators.extractive import ExtractiveGenerator  # noqa: E402
-from citadel.ingest import ingest  # noqa: E402
+from citadel.ingest.pipeline import ingest  # noqa: E402
 from citadel.records import RankedChunk  # noqa: E402
 from citadel.retrieval.rerankers.lexical import LexicalReranker  # noqa: E402
 from citadel.text.quotes import normalize  # noqa: E402

@@ -42,7 +42,7 @@ def write_documents(corpus: Path, out: Path) -> int:
 
 def build_home(home: Path) -> str:
     from citadel.config import Settings
-    from citadel.ingest import ingest
+    from citadel.ingest.pipeline import ingest
 
     docs = home.parent / "scifact-docs"
     n = write_documents(find_scifact() / "corpus.jsonl", docs)

@@ -21,7 +21,7 @@ from scifact import docs_from_chunks, ndcg_at_k, recall_at_k, test_queries, writ
 
 from citadel.config import Settings
 from citadel.engine import Engine
-from citadel.ingest import ingest
+from citadel.ingest.pipeline import ingest
 from citadel.retrieval.backends import get_backend
 
 

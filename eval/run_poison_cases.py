@@ -19,7 +19,7 @@ from pathlib import Path
 
 from citadel.config import Settings
 from citadel.engine import Engine
-from citadel.ingest import ingest
+from citadel.ingest.pipeline import ingest
 from citadel.poison import grade, load_cases
 
 ROOT = Path(__file__).resolve().parents[1]

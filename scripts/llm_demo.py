@@ -38,7 +38,7 @@ def main() -> int:
 
     from citadel.config import Settings
     from citadel.engine import Engine
-    from citadel.ingest import ingest
+    from citadel.ingest.pipeline import ingest
 
     home = args.home or Path(tempfile.mkdtemp(prefix="citadel-llm-demo-"))
     settings = Settings(home=home, embedder=args.embedder, generator="openai",

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from citadel.config import Settings
 from citadel.engine import Engine
-from citadel.ingest import ingest
+from citadel.ingest.pipeline import ingest
 from citadel.retrieval.backends import get_backend
 from citadel.retrieval.embedders.hashing import HashingEmbedder
 

@@ -7,7 +7,7 @@ import pytest
 
 from citadel.config import Settings
 from citadel.engine import Engine
-from citadel.ingest import ingest
+from citadel.ingest.pipeline import ingest
 from citadel.retrieval.embedders.hashing import HashingEmbedder
 
 ROOT = Path(__file__).resolve().parents[1]

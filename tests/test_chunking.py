@@ -1,8 +1,8 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from citadel.chunking import ChunkingParams, chunk_document
-from citadel.loaders import load_corpus, parse_document
+from citadel.ingest.chunking import ChunkingParams, chunk_document
+from citadel.ingest.loaders import load_corpus, parse_document
 
 from .conftest import DEMO_KB
 

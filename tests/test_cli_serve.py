@@ -9,7 +9,7 @@ import time
 
 import httpx
 
-from citadel.ingest import ingest
+from citadel.ingest.pipeline import ingest
 from citadel.retrieval.embedders.hashing import HashingEmbedder
 
 from .conftest import DEMO_KB, hashing_settings

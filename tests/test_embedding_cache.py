@@ -4,11 +4,11 @@ import sqlite3
 
 import numpy as np
 
-from citadel.chunking import ChunkingParams
 from citadel.config import Settings
-from citadel.embedding_cache import EmbeddingCache, embed_cached
-from citadel.ingest import chunk_documents, index_text, ingest
-from citadel.loaders import load_corpus
+from citadel.ingest.chunking import ChunkingParams
+from citadel.ingest.embedding_cache import EmbeddingCache, embed_cached
+from citadel.ingest.loaders import load_corpus
+from citadel.ingest.pipeline import chunk_documents, index_text, ingest
 from citadel.retrieval.embedders.hashing import HashingEmbedder
 
 

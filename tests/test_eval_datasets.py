@@ -4,11 +4,11 @@ import json
 
 import pytest
 
-from citadel.chunking import ChunkingParams
 from citadel.config import Settings
 from citadel.evaluation.datasets import DatasetError, load_poison, load_qa
-from citadel.ingest import chunk_documents
-from citadel.loaders import load_corpus
+from citadel.ingest.chunking import ChunkingParams
+from citadel.ingest.loaders import load_corpus
+from citadel.ingest.pipeline import chunk_documents
 
 from .conftest import DEMO_KB, ROOT
 

@@ -7,10 +7,10 @@ from fastapi.testclient import TestClient
 
 from citadel.config import Settings
 from citadel.engine import Engine
-from citadel.ingest import ingest
+from citadel.ingest.pipeline import ingest
+from citadel.knowledge.snapshots import Catalog
 from citadel.retrieval.embedders.hashing import HashingEmbedder
 from citadel.server import create_app
-from citadel.snapshots import Catalog
 
 from .conftest import DEMO_KB
 

@@ -14,10 +14,10 @@ import pytest
 
 from citadel.config import Settings
 from citadel.engine import Engine
-from citadel.ingest import STAGES, ingest
+from citadel.ingest.pipeline import STAGES, ingest
+from citadel.knowledge.snapshot_admin import gc, list_snapshots
+from citadel.knowledge.snapshots import Catalog
 from citadel.retrieval.embedders.hashing import HashingEmbedder
-from citadel.snapshot_admin import gc, list_snapshots
-from citadel.snapshots import Catalog
 
 QUESTIONS = (
     "How long do I have to return an item?",

@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from citadel.chunking import ChunkingParams, chunk_document
-from citadel.injection import RULES_VERSION, scan, screen_chunk
-from citadel.loaders import load_corpus, parse_document
+from citadel.ingest.chunking import ChunkingParams, chunk_document
+from citadel.ingest.injection import RULES_VERSION, scan, screen_chunk
+from citadel.ingest.loaders import load_corpus, parse_document
 
 from .conftest import DEMO_KB
 from .helpers_kb import chunk

@@ -10,11 +10,11 @@ from click.testing import CliRunner
 from citadel.cli import main
 from citadel.config import Settings
 from citadel.engine import Engine, NotReady
-from citadel.ingest import ingest
-from citadel.loaders import load_corpus
-from citadel.readiness import readiness
+from citadel.ingest.loaders import load_corpus
+from citadel.ingest.pipeline import ingest
+from citadel.knowledge.readiness import readiness
+from citadel.knowledge.snapshots import Catalog
 from citadel.retrieval.embedders.hashing import HashingEmbedder
-from citadel.snapshots import Catalog
 
 QUESTION = "How long do I have to return an item?"
 

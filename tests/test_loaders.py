@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from citadel.loaders import extract_html, load_corpus, parse_front_matter
+from citadel.ingest.loaders import extract_html, load_corpus, parse_front_matter
 
 from .conftest import DEMO_KB
 

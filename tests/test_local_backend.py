@@ -1,8 +1,8 @@
 from citadel.config import Settings
 from citadel.engine import Engine
-from citadel.ingest import ingest
+from citadel.ingest.pipeline import ingest
+from citadel.knowledge.snapshots import Catalog
 from citadel.retrieval.embedders.hashing import HashingEmbedder
-from citadel.snapshots import Catalog
 
 from .conftest import DEMO_KB
 

@@ -4,12 +4,12 @@ import json
 
 import pytest
 
-from citadel.chunking import chunk_document
 from citadel.config import Settings
 from citadel.context import superseding_documents
 from citadel.engine import Engine
 from citadel.generators.extractive import display_text
-from citadel.loaders import load_corpus
+from citadel.ingest.chunking import chunk_document
+from citadel.ingest.loaders import load_corpus
 from citadel.poison import VERSION, grade, load_cases
 from citadel.text.quotes import normalize
 from citadel.text.sentences import sentence_spans

@@ -22,7 +22,7 @@ import pytest
 from citadel.config import Settings
 from citadel.engine import Engine
 from citadel.fallbacks import RETRIEVAL_FAILED
-from citadel.ingest import ingest
+from citadel.ingest.pipeline import ingest
 from citadel.retrieval.backends import RetrievalError, get_backend
 from citadel.retrieval.backends.postgres import MIGRATIONS, PostgresBackend
 from citadel.retrieval.embedders.hashing import HashingEmbedder

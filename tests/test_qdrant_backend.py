@@ -16,11 +16,11 @@ import pytest
 from citadel.config import Settings
 from citadel.engine import Engine, NotReady
 from citadel.fallbacks import RETRIEVAL_FAILED
-from citadel.ingest import ingest
+from citadel.ingest.pipeline import ingest
+from citadel.knowledge.snapshots import Catalog, SnapshotError
 from citadel.retrieval.backends import RetrievalError, get_backend
 from citadel.retrieval.backends.qdrant import QdrantBackend, point_id
 from citadel.retrieval.embedders.hashing import HashingEmbedder
-from citadel.snapshots import Catalog, SnapshotError
 
 from .backend_engines import backend_settings, build_engine, silent_server
 from .conftest import DEMO_KB

@@ -94,7 +94,7 @@ def test_questions_can_be_left_out(hashing_engine, tmp_path):
 
 def test_engine_open_logs_by_default_and_can_be_disabled(tmp_path):
     from citadel.config import Settings
-    from citadel.ingest import ingest
+    from citadel.ingest.pipeline import ingest
     from citadel.retrieval.embedders.hashing import HashingEmbedder
 
     from .conftest import DEMO_KB

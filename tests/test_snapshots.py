@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from citadel.build_lock import build_lock, is_locked
 from citadel.config import Settings
-from citadel.ingest import ingest
-from citadel.loaders import load_corpus
+from citadel.ingest.loaders import load_corpus
+from citadel.ingest.pipeline import ingest
+from citadel.knowledge.build_lock import build_lock, is_locked
+from citadel.knowledge.snapshots import Catalog, Fingerprint, SnapshotError
 from citadel.retrieval.embedders.hashing import HashingEmbedder
-from citadel.snapshots import Catalog, Fingerprint, SnapshotError
 
 from .conftest import DEMO_KB
 
@@ -148,7 +148,7 @@ def test_build_lock_is_exclusive_and_released(tmp_path):
     assert not is_locked(tmp_path, "kb-1")
     with build_lock(tmp_path, "kb-1"):
         assert is_locked(tmp_path, "kb-1")
-        from citadel.build_lock import LockBusy
+        from citadel.knowledge.build_lock import LockBusy
 
         with pytest.raises(LockBusy, match="being built by pid"), build_lock(
             tmp_path, "kb-1", wait=False

@@ -7,9 +7,9 @@ from click.testing import CliRunner
 
 from citadel.cli import main
 from citadel.config import Settings
-from citadel.ingest import ingest
+from citadel.ingest.pipeline import ingest
+from citadel.knowledge.verify import parse_receipts, verify_receipts
 from citadel.retrieval.embedders.hashing import HashingEmbedder
-from citadel.verify import parse_receipts, verify_receipts
 
 
 def run(home: Path, *args: str):

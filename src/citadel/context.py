@@ -4,7 +4,7 @@ Two kinds of retrieved chunk never enter the context, and each one kept out is r
 (`Context.dropped`, copied to the trace):
 
 * **suspicious**: flagged at ingestion as carrying planted instructions or hidden HTML text
-  (`citadel.injection`);
+  (`citadel.ingest.injection`);
 * **superseded**: its document is named in the `supersedes` field of another document among
   this request's candidates, one at least as authoritative and not older. The guard keeps a
   low-authority page from knocking the current policy out by claiming to replace it.

@@ -30,7 +30,7 @@ from citadel.fallbacks import (
     sources_consulted,
 )
 from citadel.generators import Generator, get_generator
-from citadel.readiness import readiness
+from citadel.knowledge.readiness import readiness
 from citadel.records import (
     Answer,
     Conflict,

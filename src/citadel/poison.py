@@ -29,7 +29,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from citadel.injection import scan
+from citadel.ingest.injection import scan
 from citadel.records import Answer
 
 VERSION = "poison-v1"

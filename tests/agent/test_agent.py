@@ -14,7 +14,7 @@ from citadel.agent.db import PostgresBusinessDB, SqliteBusinessDB
 from citadel.agent.records import Caller
 from citadel.engine import Engine
 from citadel.generators.extractive import ExtractiveGenerator
-from citadel.ingest import ingest
+from citadel.ingest.pipeline import ingest
 from citadel.retrieval.backends.base import RetrievalError, SearchIndex
 
 from ..conftest import DEMO_KB, hashing_settings

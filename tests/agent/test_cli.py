@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from citadel.cli import main
-from citadel.ingest import ingest
+from citadel.ingest.pipeline import ingest
 from citadel.retrieval.embedders.hashing import HashingEmbedder
 
 from ..conftest import DEMO_KB, hashing_settings

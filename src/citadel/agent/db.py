@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
-from citadel.sqlite_wal import enable_wal
+from citadel.knowledge.sqlite_wal import enable_wal
 
 Dialect = Literal["sqlite", "postgres"]
 Row = dict[str, Any]

@@ -18,11 +18,11 @@ from citadel.cli.serve import serve
 from citadel.cli.verify import verify
 from citadel.config import ConfigError
 from citadel.engine import InvalidQuestion, NotReady
-from citadel.ingest import IngestError
+from citadel.ingest.pipeline import IngestError
+from citadel.knowledge.snapshots import SnapshotError
 from citadel.retrieval.backends import RetrievalError
 from citadel.retrieval.embedders import EmbedderUnavailable
 from citadel.retrieval.rerankers import RerankerUnavailable
-from citadel.snapshots import SnapshotError
 
 EXPECTED_ERRORS = (
     ConfigError, NotReady, InvalidQuestion, IngestError, SnapshotError, EmbedderUnavailable,

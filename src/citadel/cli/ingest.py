@@ -13,8 +13,8 @@ from citadel.config import Settings
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def ingest(paths: tuple[Path, ...], no_activate: bool, quiet: bool) -> None:
     """Ingest files or folders (Markdown, text, HTML) into a new snapshot and activate it."""
-    from citadel.ingest import IngestError
-    from citadel.ingest import ingest as run_ingest
+    from citadel.ingest.pipeline import IngestError
+    from citadel.ingest.pipeline import ingest as run_ingest
 
     settings = Settings.load()
     try:

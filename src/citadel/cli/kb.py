@@ -25,7 +25,7 @@ def kb() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def list_(as_json: bool) -> None:
     """Every snapshot: id, state, created, documents, chunks, embedder; `*` marks the active."""
-    from citadel.snapshot_admin import list_snapshots
+    from citadel.knowledge.snapshot_admin import list_snapshots
 
     rows = list_snapshots(Settings.load())
     if as_json:
@@ -54,8 +54,8 @@ def status(as_json: bool) -> None:
 
     Exits 0 when ready, 1 when not (the reason is printed either way).
     """
-    from citadel.readiness import readiness
-    from citadel.snapshots import Catalog
+    from citadel.knowledge.readiness import readiness
+    from citadel.knowledge.snapshots import Catalog
 
     settings = Settings.load()
     ready = readiness(settings)
@@ -88,7 +88,7 @@ def status(as_json: bool) -> None:
 @click.argument("snapshot_id")
 def activate_(snapshot_id: str) -> None:
     """Make SNAPSHOT_ID (or an unambiguous prefix) the active snapshot."""
-    from citadel.snapshot_admin import activate
+    from citadel.knowledge.snapshot_admin import activate
 
     settings = Settings.load()
     done = activate(settings, snapshot_id, _embedder(settings))
@@ -98,7 +98,7 @@ def activate_(snapshot_id: str) -> None:
 @kb.command("rollback")
 def rollback_() -> None:
     """Switch back to the previously active complete, compatible snapshot."""
-    from citadel.snapshot_admin import rollback
+    from citadel.knowledge.snapshot_admin import rollback
 
     settings = Settings.load()
     done = rollback(settings, _embedder(settings))
@@ -109,7 +109,7 @@ def rollback_() -> None:
 @click.argument("snapshot_id")
 def delete_(snapshot_id: str) -> None:
     """Delete an inactive snapshot (the active one is refused)."""
-    from citadel.snapshot_admin import delete
+    from citadel.knowledge.snapshot_admin import delete
 
     done = delete(Settings.load(), snapshot_id)
     click.echo(f"deleted snapshot {done}")
@@ -120,7 +120,7 @@ def delete_(snapshot_id: str) -> None:
               help="Keep the N newest complete snapshots; the active one is always kept.")
 def gc_(keep: int) -> None:
     """Delete old, failed and abandoned snapshots and leftovers; never the active one."""
-    from citadel.snapshot_admin import gc
+    from citadel.knowledge.snapshot_admin import gc
 
     report = gc(Settings.load(), keep)
     for sid in report.deleted:

@@ -16,7 +16,7 @@ from citadel.config import Settings
 def verify(answer_file, as_json: bool) -> None:
     """Re-check the citations of ANSWER_FILE (the output of `citadel ask --json`; `-` reads
     stdin) against the knowledge base: one verdict per citation, exit 1 if any fails."""
-    from citadel.verify import VerifyError, parse_receipts, verify_receipts
+    from citadel.knowledge.verify import VerifyError, parse_receipts, verify_receipts
 
     try:
         receipts = parse_receipts(answer_file.read())

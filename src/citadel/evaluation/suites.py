@@ -36,7 +36,7 @@ from citadel.evaluation.poison import judge
 from citadel.evaluation.scifact import SciFact, rationale_pairs, write_corpus
 from citadel.evaluation.scoring import score_answer
 from citadel.evaluation.tally import RunTally
-from citadel.ingest import ingest
+from citadel.ingest.pipeline import ingest
 from citadel.records import Answer
 from citadel.retrieval.embedders import Embedder, get_embedder
 
@@ -319,7 +319,7 @@ def _kb_with(kb_paths: Sequence[Path], case: PoisonCase, dest: Path) -> Path:
 
 
 def _document_ids(engine: Engine, paths: Sequence[Path]) -> set[str]:
-    from citadel.loaders import load_corpus
+    from citadel.ingest.loaders import load_corpus
 
     corpus = load_corpus(paths, engine.settings.max_file_bytes)
     return {d.document_id for d in corpus.documents if engine.index.get_document(d.document_id)}

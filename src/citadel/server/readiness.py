@@ -1,15 +1,15 @@
 """Readiness: is the snapshot this process serves complete, compatible and still active?
 
-Kept to one function so a catalog-level `readiness()` from `citadel.snapshots` can replace
+Kept to one function so a catalog-level `readiness()` from `citadel.knowledge.snapshots` can replace
 its body without touching the routes.
 """
 
 from __future__ import annotations
 
 from citadel.engine import Engine
+from citadel.knowledge.snapshots import Catalog, incompatibilities, runtime_fingerprint
 from citadel.retrieval.backends import lexical_semantics
 from citadel.server.models import Readiness
-from citadel.snapshots import Catalog, incompatibilities, runtime_fingerprint
 
 
 def readiness(engine: Engine) -> Readiness:

@@ -10,9 +10,9 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from citadel.config import ConfigError, Settings
+from citadel.knowledge.snapshots import Catalog, incompatibilities, runtime_fingerprint
 from citadel.retrieval.backends import Backend, RetrievalError, get_backend
 from citadel.retrieval.embedders import Embedder, EmbedderUnavailable, get_embedder
-from citadel.snapshots import Catalog, incompatibilities, runtime_fingerprint
 
 
 class Readiness(BaseModel):

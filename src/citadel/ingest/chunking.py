@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from citadel.injection import RULES_VERSION, screen_chunk
-from citadel.loaders import body_start, sha256_text
+from citadel.ingest.injection import RULES_VERSION, screen_chunk
+from citadel.ingest.loaders import body_start, sha256_text
 from citadel.records import Chunk, Document
 from citadel.text.sentences import sentence_spans
 

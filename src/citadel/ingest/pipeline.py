@@ -17,16 +17,12 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from citadel.build_lock import build_lock, builder_identity
-from citadel.chunking import ChunkingParams, chunk_document
 from citadel.config import Settings
-from citadel.embedding_cache import EmbeddingCache, embed_cached
-from citadel.loaders import Skipped, load_corpus
-from citadel.records import Chunk, Document
-from citadel.retrieval.backends import Backend, get_backend
-from citadel.retrieval.backends.readiness import alias_mismatch
-from citadel.retrieval.embedders import Embedder, get_embedder
-from citadel.snapshots import (
+from citadel.ingest.chunking import ChunkingParams, chunk_document
+from citadel.ingest.embedding_cache import EmbeddingCache, embed_cached
+from citadel.ingest.loaders import Skipped, load_corpus
+from citadel.knowledge.build_lock import build_lock, builder_identity
+from citadel.knowledge.snapshots import (
     Catalog,
     Fingerprint,
     Manifest,
@@ -34,6 +30,10 @@ from citadel.snapshots import (
     build_manifest,
     fingerprint,
 )
+from citadel.records import Chunk, Document
+from citadel.retrieval.backends import Backend, get_backend
+from citadel.retrieval.backends.readiness import alias_mismatch
+from citadel.retrieval.embedders import Embedder, get_embedder
 
 EMBED_BATCH = 256
 # The points where `fault` is called, in order; a crash may happen before any of them.
@@ -200,7 +200,7 @@ def chunk_documents(documents: Sequence[Document], params: ChunkingParams) -> li
 
 
 def embed_all(embedder: Embedder, texts: list[str], progress: bool) -> np.ndarray:
-    """Embed every text, no cache (see `citadel.embedding_cache.embed_cached`)."""
+    """Embed every text, no cache (see `citadel.ingest.embedding_cache.embed_cached`)."""
     out = np.zeros((len(texts), embedder.dimension), dtype=np.float32)
     with tqdm(total=len(texts), desc="embedding", unit="chunk", disable=not progress,
               file=None) as bar:

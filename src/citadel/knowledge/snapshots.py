@@ -18,15 +18,14 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from citadel.chunking import ChunkingParams
+from citadel.knowledge.sqlite_wal import enable_wal
 from citadel.records import Document
 from citadel.retrieval.embedders.base import Embedder
 from citadel.retrieval.lexical import SEMANTICS as LEXICAL_SEMANTICS
-from citadel.sqlite_wal import enable_wal
 
 # 2: chunks carry injection-screening flags (suspicious, suspicious_reason) and HTML documents
 # their hidden_spans; a version-1 snapshot has no flags and must not be served.
@@ -37,6 +36,13 @@ SPARSE_SCHEMA = {"kind": "bm25-terms", "version": 1}
 ACTIVE = "active"
 
 State = Literal["building", "complete", "failed"]
+
+
+class Fingerprinted(Protocol):
+    """Parameters that describe themselves for a fingerprint (e.g. the ingest stage's
+    `ChunkingParams`): knowledge does not need to know the stage that cut the chunks."""
+
+    def fingerprint(self) -> dict[str, Any]: ...
 
 
 class SnapshotError(RuntimeError):
@@ -86,7 +92,7 @@ def corpus_sha256(documents: Iterable[Document]) -> str:
 def fingerprint(
     documents: list[Document],
     embedder: Embedder,
-    chunking: ChunkingParams,
+    chunking: Fingerprinted,
     lexical: dict[str, Any] | None = None,
 ) -> Fingerprint:
     """`lexical` is the backend's lexical semantics (`Backend.lexical_semantics`)."""

@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from citadel.knowledge.sqlite_wal import enable_wal
 from citadel.retrieval.embedders.base import Embedder
-from citadel.sqlite_wal import enable_wal
 
 log = logging.getLogger(__name__)
 

@@ -17,8 +17,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from citadel.config import Settings
+from citadel.knowledge.snapshots import Catalog
 from citadel.retrieval.backends import Backend, SearchIndex, get_backend
-from citadel.snapshots import Catalog
 
 
 class VerifyError(ValueError):

@@ -13,17 +13,23 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from citadel.build_lock import LockBusy, build_lock, is_locked, lock_path, remove_lock_file
 from citadel.config import Settings
-from citadel.retrieval.backends import Backend, get_backend
-from citadel.retrieval.embedders import Embedder
-from citadel.snapshots import (
+from citadel.knowledge.build_lock import (
+    LockBusy,
+    build_lock,
+    is_locked,
+    lock_path,
+    remove_lock_file,
+)
+from citadel.knowledge.snapshots import (
     Catalog,
     SnapshotError,
     SnapshotInfo,
     incompatibilities,
     runtime_fingerprint,
 )
+from citadel.retrieval.backends import Backend, get_backend
+from citadel.retrieval.embedders import Embedder
 
 _STAGING = re.compile(r"^\.(kb-[0-9a-f]+)\..*\.tmp$")
 _SNAPSHOT_DIR = re.compile(r"^kb-[0-9a-f]+$")
