@@ -31,10 +31,10 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from scifact_corpus import DEFAULT_HOME, build_home, find_scifact  # noqa: E402
 
+from citadel.answering.context import build_context  # noqa: E402
+from citadel.answering.generators.extractive import ExtractiveGenerator  # noqa: E402
 from citadel.config import Settings  # noqa: E402
-from citadel.context import build_context  # noqa: E402
 from citadel.engine import Engine  # noqa: E402
-from citadel.generators.extractive import ExtractiveGenerator  # noqa: E402
 from citadel.ingest.pipeline import ingest  # noqa: E402
 from citadel.records import RankedChunk  # noqa: E402
 from citadel.retrieval.rerankers.lexical import LexicalReranker  # noqa: E402

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 
-from citadel.context import build_context
+from citadel.answering.context import build_context
 from citadel.records import Chunk, Context, RankedChunk
 
 

@@ -6,7 +6,7 @@ import time
 import httpx
 import pytest
 
-from citadel.chat_client import ChatClient, ChatConfig, ChatError, _retry_after
+from citadel.answering.generators.chat_client import ChatClient, ChatConfig, ChatError, _retry_after
 from tests.llm_server import Fail, Hang, Reply, ScriptedLLM
 
 MESSAGES = [{"role": "user", "content": "hi"}]

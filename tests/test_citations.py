@@ -6,8 +6,8 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from citadel.citations import gate, strip_markers
-from citadel.context import build_context
+from citadel.answering.context import build_context
+from citadel.gate import gate, strip_markers
 from citadel.records import Chunk, Draft, DraftCitation, DraftSentence, RankedChunk
 from citadel.text.quotes import normalize
 

@@ -1,7 +1,7 @@
 """Conflict answers: each side cited through the gate, never merged, resolution explained."""
 
-from citadel.conflict_answer import compose, conflict_draft
-from citadel.conflicts import check_conflicts
+from citadel.answering.conflict_answer import compose, conflict_draft
+from citadel.answering.conflicts import check_conflicts
 
 from .helpers_kb import chunk, context
 

@@ -1,6 +1,6 @@
 """The conflict check: disagreement on what was asked, and the resolution rule."""
 
-from citadel.conflicts import asked_kinds, check_conflicts, question_scope
+from citadel.answering.conflicts import asked_kinds, check_conflicts, question_scope
 
 from .helpers_kb import chunk, context
 

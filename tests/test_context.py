@@ -1,6 +1,6 @@
 import hashlib
 
-from citadel.context import build_context
+from citadel.answering.context import build_context
 from citadel.records import Chunk, RankedChunk
 
 from .helpers_kb import chunk, ranked

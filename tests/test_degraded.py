@@ -6,10 +6,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from citadel.answering.generators.extractive import ExtractiveGenerator
 from citadel.engine import Engine
-from citadel.generators.extractive import ExtractiveGenerator
+from citadel.observability.request_log import RequestLog
 from citadel.records import Answer
-from citadel.requestlog import RequestLog
 from citadel.retrieval.rerankers import get_reranker
 from citadel.retrieval.rerankers.lexical import LexicalReranker
 

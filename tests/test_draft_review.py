@@ -1,7 +1,7 @@
 """Deciding whether a gated draft may be shown, and naming what was wrong."""
 
-from citadel.citations import gate
-from citadel.draft_review import attempt_record, review
+from citadel.answering.draft_review import attempt_record, review
+from citadel.gate import gate
 from citadel.records import Draft, DraftCitation, DraftSentence
 from tests.test_citations import context_of, make_chunk
 

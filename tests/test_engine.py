@@ -1,9 +1,9 @@
 import numpy as np
 import pytest
 
+from citadel.answering.generators.extractive import ExtractiveGenerator
 from citadel.config import Settings
 from citadel.engine import Engine, InvalidQuestion, NotReady
-from citadel.generators.extractive import ExtractiveGenerator
 from citadel.retrieval.backends.base import RetrievalError, SearchIndex
 from citadel.retrieval.embedders.hashing import HashingEmbedder
 

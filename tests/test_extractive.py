@@ -1,8 +1,8 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from citadel.context import build_context
-from citadel.generators.extractive import ExtractiveGenerator, display_text
+from citadel.answering.context import build_context
+from citadel.answering.generators.extractive import ExtractiveGenerator, display_text
 
 from .test_context import rc
 

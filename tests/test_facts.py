@@ -2,7 +2,7 @@
 
 import pytest
 
-from citadel.facts import agree, comparable, extract_facts
+from citadel.answering.facts import agree, comparable, extract_facts
 
 
 def only(sentence: str, kind: str):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from citadel.fallbacks import abstention_text, conflict_next_step, describe_missing
+from citadel.answering.fallbacks import abstention_text, conflict_next_step, describe_missing
 
 
 @pytest.mark.parametrize(("question", "missing"), [

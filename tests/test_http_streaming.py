@@ -11,9 +11,9 @@ import time
 import httpx
 import pytest
 
+from citadel.answering.streaming import DeltaEvent, MetaEvent
 from citadel.engine import Engine
 from citadel.server import create_app
-from citadel.streaming import DeltaEvent, MetaEvent
 
 from .live_server import live_server
 

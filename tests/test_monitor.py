@@ -5,9 +5,9 @@ import pytest
 from click.testing import CliRunner
 
 from citadel.cli import main
-from citadel.monitoring import Thresholds, build_report, week_start
+from citadel.observability.monitoring import Thresholds, build_report, week_start
+from citadel.observability.request_log import CitedChunk, RequestLog
 from citadel.records import DroppedCitation
-from citadel.requestlog import CitedChunk, RequestLog
 
 from .test_requestlog import synthetic
 

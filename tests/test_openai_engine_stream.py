@@ -10,11 +10,11 @@ import threading
 import httpx
 import pytest
 
+from citadel.answering.generators import get_generator
+from citadel.answering.streaming import CitationEvent, DeltaEvent, DoneEvent, MetaEvent
 from citadel.config import Settings
 from citadel.engine import Engine
-from citadel.generators import get_generator
 from citadel.server import create_app
-from citadel.streaming import CitationEvent, DeltaEvent, DoneEvent, MetaEvent
 from tests.live_server import live_server
 from tests.llm_server import Fail, Hang, Reply, ScriptedLLM, Seen
 from tests.test_http_streaming import check_stream, parse_sse

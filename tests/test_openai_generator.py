@@ -9,9 +9,9 @@ import logging
 
 import pytest
 
+from citadel.answering.generators import get_generator
 from citadel.config import Settings
 from citadel.engine import Engine
-from citadel.generators import get_generator
 from tests.llm_server import Fail, Hang, Reply, ScriptedLLM, Seen, answer_json
 
 QUESTION = "How much does UK express delivery cost?"

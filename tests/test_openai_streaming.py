@@ -7,10 +7,10 @@ import threading
 
 import pytest
 
-from citadel.citations import gate
+from citadel.answering.generators import get_generator
+from citadel.answering.generators.inline_markers import SentenceStream
 from citadel.config import Settings
-from citadel.generators import get_generator
-from citadel.inline_markers import SentenceStream
+from citadel.gate import gate
 from citadel.records import Draft, DraftSentence, RetryFeedback
 from tests.llm_server import Reply, ScriptedLLM, Seen, answer_json
 
@@ -27,7 +27,7 @@ def llm():
 
 @pytest.fixture(scope="module")
 def context(hashing_engine):
-    from citadel.context import build_context
+    from citadel.answering.context import build_context
 
     ranked = hashing_engine.retrieve(QUESTION, None, None, None)
     return build_context(ranked, 4, authority_weight=0.3, max_per_document=2)

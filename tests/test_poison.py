@@ -4,10 +4,10 @@ import json
 
 import pytest
 
+from citadel.answering.context import superseding_documents
+from citadel.answering.generators.extractive import display_text
 from citadel.config import Settings
-from citadel.context import superseding_documents
 from citadel.engine import Engine
-from citadel.generators.extractive import display_text
 from citadel.ingest.chunking import chunk_document
 from citadel.ingest.loaders import load_corpus
 from citadel.poison import VERSION, grade, load_cases

@@ -19,9 +19,9 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from citadel.answering.fallbacks import RETRIEVAL_FAILED
 from citadel.config import Settings
 from citadel.engine import Engine
-from citadel.fallbacks import RETRIEVAL_FAILED
 from citadel.ingest.pipeline import ingest
 from citadel.retrieval.backends import RetrievalError, get_backend
 from citadel.retrieval.backends.postgres import MIGRATIONS, PostgresBackend

@@ -5,9 +5,9 @@ import hashlib
 
 import pytest
 
-from citadel.context import build_context
-from citadel.generators.openai import render_context
-from citadel.prompts import PromptError, load_prompt, parse_prompt
+from citadel.answering.context import build_context
+from citadel.answering.generators.openai import render_context
+from citadel.answering.prompts import PromptError, load_prompt, parse_prompt
 from citadel.records import Chunk, RankedChunk
 
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from citadel.answering.fallbacks import RETRIEVAL_FAILED
 from citadel.config import Settings
 from citadel.engine import Engine, NotReady
-from citadel.fallbacks import RETRIEVAL_FAILED
 from citadel.ingest.pipeline import ingest
 from citadel.knowledge.snapshots import Catalog, SnapshotError
 from citadel.retrieval.backends import RetrievalError, get_backend

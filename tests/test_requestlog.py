@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from citadel.answering.generators.extractive import ExtractiveGenerator
 from citadel.engine import Engine
-from citadel.generators.extractive import ExtractiveGenerator
-from citadel.requestlog import RequestLog, RequestRecord, build_record, parse_since
+from citadel.observability.request_log import RequestLog, RequestRecord, build_record, parse_since
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -181,7 +181,7 @@ def test_concurrent_writers_in_two_processes_lose_nothing(tmp_path):
         import sys
         sys.path[:0] = [{str(ROOT / "src")!r}, {str(ROOT)!r}]
         from concurrent.futures import ThreadPoolExecutor
-        from citadel.requestlog import RequestLog
+        from citadel.observability.request_log import RequestLog
         from tests.test_requestlog import synthetic
         log = RequestLog({str(tmp_path / "r.sqlite")!r})
         tag = int(sys.argv[1])

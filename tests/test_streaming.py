@@ -4,8 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from citadel.citations import strip_markers
-from citadel.streaming import (
+from citadel.answering.streaming import (
     CitationEvent,
     DeltaEvent,
     DoneEvent,
@@ -14,6 +13,7 @@ from citadel.streaming import (
     filter_markers,
     parse_marker,
 )
+from citadel.gate import strip_markers
 
 # The reference: the same rule applied to the whole text at once with a regular expression.
 _GROUP = re.compile(r"(\s*)\[([^\[\]\n]{0,300})\]")

@@ -2,7 +2,7 @@
 
 import pytest
 
-from citadel.structured_output import (
+from citadel.answering.generators.structured_output import (
     OutputError,
     StructuredAnswer,
     answer_sentences,

@@ -1,6 +1,6 @@
 """Stand-ins: the current document's section in place of a superseded one."""
 
-from citadel.supersession import add_successor_sections
+from citadel.answering.supersession import add_successor_sections
 
 from .helpers_kb import chunk, ranked
 

@@ -68,7 +68,7 @@ class Settings(BaseModel):
     rerank_depth: int = Field(default=20, ge=1, le=1000,
                               description="Fused candidates handed to the reranker.")
 
-    # Request log (citadel.requestlog): one record per answered request.
+    # Request log (citadel.observability.request_log): one record per answered request.
     log_requests: bool = Field(default=True, description="Write <home>/requests.sqlite.")
     log_questions: bool = Field(default=True, description="Store the question text itself.")
     log_stdout: bool = Field(default=False, description="Also print each record as JSON.")

@@ -15,13 +15,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from citadel.citations import GateResult, gate
-from citadel.config import Settings
-from citadel.conflict_answer import compose as compose_conflict_answer
-from citadel.conflicts import check_conflicts
-from citadel.context import build_context
-from citadel.draft_review import attempt_record
-from citadel.fallbacks import (
+from citadel.answering.conflict_answer import compose as compose_conflict_answer
+from citadel.answering.conflicts import check_conflicts
+from citadel.answering.context import build_context
+from citadel.answering.draft_review import attempt_record
+from citadel.answering.fallbacks import (
     NO_SOURCES,
     RETRIEVAL_FAILED,
     RETRIEVAL_NEXT_STEP,
@@ -29,8 +27,14 @@ from citadel.fallbacks import (
     describe_missing,
     sources_consulted,
 )
-from citadel.generators import Generator, get_generator
+from citadel.answering.generators import Generator, get_generator
+from citadel.answering.sentence_release import SentenceRelease
+from citadel.answering.streaming import DoneEvent, MetaEvent, StreamEvent, answer_events
+from citadel.answering.supersession import add_successor_sections
+from citadel.config import Settings
+from citadel.gate import GateResult, gate
 from citadel.knowledge.readiness import readiness
+from citadel.observability.request_log import RequestLog
 from citadel.records import (
     Answer,
     Conflict,
@@ -42,7 +46,6 @@ from citadel.records import (
     RetryFeedback,
     Trace,
 )
-from citadel.requestlog import RequestLog
 from citadel.retrieval.backends import (
     Backend,
     RetrievalError,
@@ -54,9 +57,6 @@ from citadel.retrieval.backends.readiness import alias_mismatch
 from citadel.retrieval.embedders import Embedder, get_embedder
 from citadel.retrieval.rerankers import Reranker, get_reranker
 from citadel.retrieval.rerankers.stage import rerank_stage
-from citadel.sentence_release import SentenceRelease
-from citadel.streaming import DoneEvent, MetaEvent, StreamEvent, answer_events
-from citadel.supersession import add_successor_sections
 
 
 class NotReady(RuntimeError):
@@ -242,7 +242,7 @@ class Engine:
                 if outcome.reason is not None:
                     trace.degrade(outcome.reason)  # the fused order stands, unchanged
                 ranked = outcome.ranked
-            # Stand-ins for superseded sections join the best k (see citadel.supersession).
+            # Stand-ins for superseded sections join the best k (answering.supersession).
             ranked = self._with_successors(ranked[:k])
         except RetrievalError as exc:
             trace.fields.update(retrieval_ok=False, fallback_used=True)

@@ -1,7 +1,7 @@
 """The vocabulary of Citadel: immutable typed records passed between stages.
 
 Every stage takes and returns these records; nothing else crosses a stage boundary.
-`Citation` is declared here but only the citation gate (`citadel.citations`) may build one.
+`Citation` is declared here but only the citation gate (`citadel.gate`) may build one.
 """
 
 from __future__ import annotations
@@ -136,7 +136,7 @@ class Draft(Record):
 
 
 class Citation(Record):
-    """A verified citation receipt. Built only by `citadel.citations.gate`."""
+    """A verified citation receipt. Built only by `citadel.gate.gate`."""
 
     label: str
     chunk_id: str

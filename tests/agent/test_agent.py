@@ -12,8 +12,8 @@ from citadel.agent import business, wording
 from citadel.agent.agent import POLICY_UNAVAILABLE, InvalidRequest
 from citadel.agent.db import PostgresBusinessDB, SqliteBusinessDB
 from citadel.agent.records import Caller
+from citadel.answering.generators.extractive import ExtractiveGenerator
 from citadel.engine import Engine
-from citadel.generators.extractive import ExtractiveGenerator
 from citadel.ingest.pipeline import ingest
 from citadel.retrieval.backends.base import RetrievalError, SearchIndex
 

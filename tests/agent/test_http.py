@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 
 from citadel.agent import business, wording  # noqa: E402
 from citadel.agent.db import SqliteBusinessDB  # noqa: E402
-from citadel.agent.http import agent_router  # noqa: E402
+from citadel.server.agent_routes import agent_router  # noqa: E402
 from citadel.server.errors import install_error_handlers  # noqa: E402
 
 from .conftest import ALICE_KEY, BOB_KEY, make_agent  # noqa: E402

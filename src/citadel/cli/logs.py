@@ -8,7 +8,7 @@ import json
 import click
 
 from citadel.config import Settings
-from citadel.requestlog import RequestLog, RequestRecord, parse_since
+from citadel.observability.request_log import RequestLog, RequestRecord, parse_since
 
 
 def since_option(value: str | None) -> dt.datetime | None:

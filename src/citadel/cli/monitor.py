@@ -8,7 +8,7 @@ import sys
 import click
 
 from citadel.cli.logs import open_log
-from citadel.monitoring import Thresholds, build_report, render, week_start
+from citadel.observability.monitoring import Thresholds, build_report, render, week_start
 
 
 @click.command()

@@ -14,10 +14,10 @@ from typing import Any
 
 from fastapi import FastAPI
 
-from citadel.agent.http import agent_router
 from citadel.config import Settings
 from citadel.engine import Engine, NotReady
 from citadel.server.agent import AgentProvider
+from citadel.server.agent_routes import agent_router
 from citadel.server.body_limit import BodyLimitMiddleware
 from citadel.server.docs import install_docs
 from citadel.server.errors import install_error_handlers

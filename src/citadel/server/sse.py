@@ -20,12 +20,12 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import StreamingResponse
 from pydantic import TypeAdapter
 
+from citadel.answering.streaming import DoneEvent, ErrorEvent, StreamEvent
 from citadel.engine import Engine
 from citadel.server.deps import get_engine
 from citadel.server.errors import ERROR_RESPONSES
 from citadel.server.models import AnswerRequest
 from citadel.server.request_log import answer_log_fields
-from citadel.streaming import DoneEvent, ErrorEvent, StreamEvent
 
 log = logging.getLogger("citadel.http")
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from citadel.citations import GateResult
+from citadel.answering.generators.structured_output import is_factual, numbers_in
+from citadel.gate import GateResult
 from citadel.records import Draft, DroppedCitation, GenerationAttempt, RetryFeedback
-from citadel.structured_output import is_factual, numbers_in
 
 MAX_PROBLEMS = 8
 _SHOWN = 100  # characters of a quote or sentence repeated back to the model

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import re
 
+from citadel.answering.generators.structured_output import marker_labels, normalize_label
 from citadel.records import DraftCitation, DraftSentence
-from citadel.structured_output import marker_labels, normalize_label
 
 MAX_MARKER_CHARS = 300
 _MARKER = re.compile(r"\[([^\[\]\n]{0,300})\]")  # as citations.MARKER

@@ -47,7 +47,7 @@ def load_prompt(version: str) -> Prompt:
         raise PromptError(f"invalid prompt version {version!r}")
     path = resources.files(__name__) / f"{version}.md"
     if not path.is_file():
-        raise PromptError(f"no prompt file {version}.md in citadel/prompts")
+        raise PromptError(f"no prompt file {version}.md in citadel/answering/prompts")
     return parse_prompt(version, path.read_text(encoding="utf-8"))
 
 

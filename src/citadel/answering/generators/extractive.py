@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from citadel.generators.base import Generator
+from citadel.answering.generators.base import Generator
 from citadel.records import Context, Draft, DraftCitation, DraftSentence, RetryFeedback
 from citadel.text.quotes import normalize
 from citadel.text.sentences import sentence_spans

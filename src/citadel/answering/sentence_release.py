@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from citadel.citations import GatedSentence, GateResult
+from citadel.answering.streaming import CitationEvent, DeltaEvent, MarkerFilter, StreamEvent
+from citadel.gate import GatedSentence, GateResult
 from citadel.records import Citation, DroppedCitation
-from citadel.streaming import CitationEvent, DeltaEvent, MarkerFilter, StreamEvent
 
 
 class SentenceRelease:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from citadel.context import superseding_documents
+from citadel.answering.context import superseding_documents
 from citadel.records import Chunk, RankedChunk
 
 

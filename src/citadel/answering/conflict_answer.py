@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from citadel.citations import GateResult, gate
-from citadel.conflicts import authority_text
-from citadel.fallbacks import conflict_missing, conflict_next_step, describe_question
+from citadel.answering.conflicts import authority_text
+from citadel.answering.fallbacks import conflict_missing, conflict_next_step, describe_question
+from citadel.gate import GateResult, gate
 from citadel.records import Conflict, ConflictSide, Context, Draft, DraftCitation, DraftSentence
 
 GENERATOR = "conflict"

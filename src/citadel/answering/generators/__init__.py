@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from citadel.answering.generators.base import Generator
 from citadel.config import ConfigError, Settings
-from citadel.generators.base import Generator
 
 
 def get_generator(settings: Settings) -> Generator:
     if settings.generator == "extractive":
-        from citadel.generators.extractive import ExtractiveGenerator
+        from citadel.answering.generators.extractive import ExtractiveGenerator
 
         return ExtractiveGenerator(
             support_threshold=settings.support_threshold,
@@ -22,9 +22,9 @@ def get_generator(settings: Settings) -> Generator:
 
 
 def _openai_generator(settings: Settings) -> Generator:
-    from citadel.chat_client import ChatClient, ChatConfig
-    from citadel.generators.openai import JSON_MODES, OpenAIGenerator
-    from citadel.prompts import PromptError, load_prompt
+    from citadel.answering.generators.chat_client import ChatClient, ChatConfig
+    from citadel.answering.generators.openai import JSON_MODES, OpenAIGenerator
+    from citadel.answering.prompts import PromptError, load_prompt
 
     if not settings.llm_model:
         raise ConfigError("generator 'openai' needs a model: set CITADEL_LLM_MODEL "

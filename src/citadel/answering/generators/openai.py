@@ -20,14 +20,11 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from citadel.chat_client import ChatClient, FormatRejected, Message
-from citadel.citations import GateResult
-from citadel.draft_review import review
-from citadel.generators.base import Generator
-from citadel.inline_markers import SentenceStream, draft_sentence
-from citadel.prompts import Prompt
-from citadel.records import Context, Draft, DraftSentence, RetryFeedback
-from citadel.structured_output import (
+from citadel.answering.draft_review import review
+from citadel.answering.generators.base import Generator
+from citadel.answering.generators.chat_client import ChatClient, FormatRejected, Message
+from citadel.answering.generators.inline_markers import SentenceStream, draft_sentence
+from citadel.answering.generators.structured_output import (
     ANSWER_SCHEMA_NAME,
     OutputError,
     answer_schema,
@@ -35,6 +32,9 @@ from citadel.structured_output import (
     parse_structured,
     to_draft,
 )
+from citadel.answering.prompts import Prompt
+from citadel.gate import GateResult
+from citadel.records import Context, Draft, DraftSentence, RetryFeedback
 
 JSON_MODES = ("auto", "json_schema", "json_object", "off")
 log = logging.getLogger("citadel.llm")

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from citadel.requestlog import RequestRecord
+from citadel.observability.request_log import RequestRecord
 
 
 class Thresholds(BaseModel):

@@ -15,8 +15,8 @@ A `Fact` is one value of one kind in one sentence:
 
 Each fact records its *subject* (the sentence's leading content words plus the words right
 around the value: what the value quantifies) and its *scope* (capitalised words such as
-"EU" or "Norway" that narrow what the sentence is about). `citadel.conflicts` compares facts
-across documents with these; nothing here knows about questions.
+"EU" or "Norway" that narrow what the sentence is about). `citadel.answering.conflicts` compares
+facts across documents with these; nothing here knows about questions.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 
-from citadel.citations import GateResult
+from citadel.gate import GateResult
 from citadel.records import Context, Draft, DraftSentence, RetryFeedback
 
 

@@ -6,7 +6,7 @@ Run by the engine after `build_context` and before generation. Pure: question + 
 1. **What is asked.** The question's content terms, the kinds of value that answer it
    ("how long" → a duration or a date, "how much" → an amount, "where" → a place, "how
    many" → a count; no cue → any kind but counts) and its scope words ("EU", "Norway").
-2. **Candidate facts.** Every value (`citadel.facts`) in every context sentence that is
+2. **Candidate facts.** Every value (`citadel.answering.facts`) in every context sentence that is
    *relevant* (the sentence, with half credit for its chunk's title and section, covers at
    least half of the question's terms), *tied* to the question (a question term is among
    the words the value quantifies), *in scope* (every question scope word appears in the
@@ -37,8 +37,15 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
-from citadel.facts import UNIT_WORDS, Fact, agree, comparable, extract_facts, subject_terms
-from citadel.generators.extractive import display_text
+from citadel.answering.facts import (
+    UNIT_WORDS,
+    Fact,
+    agree,
+    comparable,
+    extract_facts,
+    subject_terms,
+)
+from citadel.answering.generators.extractive import display_text
 from citadel.records import Conflict, ConflictSide, Context, ContextBlock
 from citadel.text.sentences import sentence_spans
 from citadel.text.terms import content_terms, tokens
