@@ -11,6 +11,7 @@ def test_only_the_gate_constructs_citations():
     offenders = [
         str(p.relative_to(SRC))
         for p in SRC.rglob("*.py")
-        if p.relative_to(SRC).as_posix() not in {"gate.py", "records.py"} and pattern.search(p.read_text())
+        if p.relative_to(SRC).as_posix() not in {"gate.py", "records.py"}
+        and pattern.search(p.read_text())
     ]
     assert offenders == []

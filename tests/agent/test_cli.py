@@ -10,9 +10,8 @@ from click.testing import CliRunner
 from citadel.cli import main
 from citadel.ingest.pipeline import ingest
 from citadel.retrieval.embedders.hashing import HashingEmbedder
-
-from ..conftest import DEMO_KB, hashing_settings
-from .conftest import ALICE_KEY
+from tests.agent.conftest import ALICE_KEY
+from tests.conftest import DEMO_KB, hashing_settings
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,6 @@
 """POST /v1/agent through a minimal FastAPI app (the router and the app's error handlers):
-authentication, validation, isolation. `tests/test_http_agent.py` goes through `create_app`."""
+authentication, validation, isolation. `tests/server/test_http_agent.py` goes through
+`create_app`."""
 
 from __future__ import annotations
 
@@ -16,8 +17,7 @@ from citadel.agent import business, wording  # noqa: E402
 from citadel.agent.db import SqliteBusinessDB  # noqa: E402
 from citadel.server.agent_routes import agent_router  # noqa: E402
 from citadel.server.errors import install_error_handlers  # noqa: E402
-
-from .conftest import ALICE_KEY, BOB_KEY, make_agent  # noqa: E402
+from tests.agent.conftest import ALICE_KEY, BOB_KEY, make_agent  # noqa: E402
 
 ALICE = {"Authorization": f"Bearer {ALICE_KEY}"}
 

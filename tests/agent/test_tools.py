@@ -13,8 +13,7 @@ from citadel.agent import business
 from citadel.agent.auth import authenticate_key
 from citadel.agent.records import ToolCall
 from citadel.agent.tools import CustomerTools
-
-from .conftest import BOB_KEY, fixed_now
+from tests.agent.conftest import BOB_KEY, fixed_now
 
 
 def tools_for(db, caller, request_id: str | None = None) -> CustomerTools:
@@ -207,8 +206,7 @@ def test_parallel_refunds_through_separate_handles_on_one_sqlite_file(sqlite_bus
     # not: here SQLite's own file lock (BEGIN IMMEDIATE) is what serializes them.
     from citadel.agent.auth import authenticate_key as auth
     from citadel.agent.db import SqliteBusinessDB
-
-    from .conftest import ALICE_KEY
+    from tests.agent.conftest import ALICE_KEY
 
     handles = [SqliteBusinessDB(sqlite_business.path) for _ in range(20)]
     caller = auth(sqlite_business, ALICE_KEY)

@@ -1,0 +1,96 @@
+"""End to end through the real CLI process, on the default (MiniLM) configuration."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import DEMO_KB
+
+
+def citadel(home: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "CITADEL_HOME": str(home)}
+    env.pop("CITADEL_EMBEDDER", None)
+    return subprocess.run([sys.executable, "-m", "citadel", *args], capture_output=True,
+                          text=True, env=env, timeout=300)
+
+
+def test_ask_json_answers_refund_question_citing_refund_policy(minilm_home):
+    out = citadel(minilm_home, "ask", "--json", "How long do I have to return an item?")
+    assert out.returncode == 0, out.stderr
+    answer = json.loads(out.stdout)
+    assert answer["grounded"] and not answer["abstained"]
+    assert any(c["document_id"] == "refunds-policy" for c in answer["citations"])
+    assert "30 days" in answer["answer"]
+    source = (DEMO_KB / "refunds-policy.md").read_text()
+    for c in answer["citations"]:
+        if c["document_id"] == "refunds-policy":
+            assert source[c["start"] : c["end"]] == c["quote"]
+
+
+def test_ask_json_abstains_on_unanswerable_question(minilm_home):
+    out = citadel(minilm_home, "ask", "--json", "What is the capital of France?")
+    assert out.returncode == 0, out.stderr
+    answer = json.loads(out.stdout)
+    assert answer["abstained"] and not answer["grounded"] and answer["citations"] == []
+    assert answer["missing"] and answer["next_step"]
+
+
+def test_ask_prints_answer_and_sources(minilm_home):
+    out = citadel(minilm_home, "ask", "How long are gift cards valid?")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("Answer: ") and "[S1]" in lines[0]
+    assert lines[1] == "Sources:"
+    assert lines[2].startswith("  [gift-cards#") and "gift-cards.html ›" in lines[2]
+
+
+def test_errors_are_messages_not_tracebacks(tmp_path):
+    no_kb = citadel(tmp_path, "ask", "anything?")
+    assert no_kb.returncode != 0 and "citadel ingest" in no_kb.stderr
+    assert "Traceback" not in no_kb.stderr
+    missing = citadel(tmp_path, "ingest", str(tmp_path / "nope"))
+    assert missing.returncode != 0 and "no such file" in missing.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "x.bin").write_bytes(b"\x00\x00")
+    nothing = citadel(tmp_path, "ingest", str(empty))
+    assert nothing.returncode != 0 and "nothing could be ingested" in nothing.stderr
+    assert "x.bin" in nothing.stderr and "Traceback" not in nothing.stderr
+    blank = citadel(tmp_path, "ask", "  ")
+    assert blank.returncode != 0 and "Traceback" not in blank.stderr
+
+
+def test_ingest_reports_skipped_files_but_succeeds(tmp_path):
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "ok.md").write_text("# Ok\n\nShipping takes 3 days.")
+    (kb / "bad.txt").write_bytes(b"\x00binary")
+    out = citadel(tmp_path / "home", "ingest", "-q", str(kb))
+    assert out.returncode == 0, out.stderr
+    assert "skipped bad.txt: binary file" in out.stderr
+    assert "1 documents" in out.stdout
+
+
+def test_ask_shows_a_conflict_with_both_sides_and_a_next_step(minilm_home):
+    out = citadel(minilm_home, "ask", "Which warehouse should I send my return to?")
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    assert text.startswith("Answer: The sources disagree on which warehouse you should send")
+    conflict = next(line for line in text.splitlines() if line.startswith("Conflict"))
+    assert "Leeds [refunds-policy#3]" in conflict and "Rotterdam [sending-a-return#3]" in conflict
+    assert "  [refunds-policy#3]" in text and "  [sending-a-return#3]" in text
+    assert "\nMissing: " in text and "\nSources consulted:\n" in text
+    assert "\nNext step: Ask customer support" in text
+
+
+def test_ask_json_abstention_fills_missing_sources_and_next_step(minilm_home):
+    out = citadel(minilm_home, "ask", "--json", "Do you offer a student discount?")
+    answer = json.loads(out.stdout)
+    assert answer["abstained"] and answer["missing"] == "whether we offer a student discount"
+    assert answer["answer"] == ("I couldn't find whether we offer a student discount in the "
+                                "knowledge base.")
+    assert answer["sources_consulted"] and all(
+        s["chunk_id"] and s["title"] for s in answer["sources_consulted"])
+    assert answer["next_step"]

@@ -1,0 +1,253 @@
+import json
+import logging
+import shutil
+
+import pytest
+from fastapi.testclient import TestClient
+
+from citadel.config import Settings
+from citadel.engine import Engine
+from citadel.ingest.pipeline import ingest
+from citadel.knowledge.snapshots import Catalog
+from citadel.retrieval.embedders.hashing import HashingEmbedder
+from citadel.server import create_app
+from tests.conftest import DEMO_KB
+
+QUESTION = "How long do I have to return an item?"
+
+
+@pytest.fixture(scope="module")
+def client(hashing_engine):
+    with TestClient(create_app(hashing_engine)) as c:
+        yield c
+
+
+def test_answer_returns_the_same_schema_as_ask_json(client, hashing_engine):
+    r = client.post("/v1/answer", json={"question": QUESTION}, headers={"X-Request-ID": "r-1"})
+    assert r.status_code == 200 and r.headers["x-request-id"] == "r-1"
+    body = r.json()
+    assert body["grounded"] and body["citations"]
+    assert body["trace"]["request_id"] == "r-1"
+    direct = hashing_engine.answer(QUESTION, request_id="r-1")
+    assert body["answer"] == direct.answer
+    assert body["citations"] == [c.model_dump(mode="json") for c in direct.citations]
+
+
+def test_answer_passes_top_k_and_filters(client):
+    body = client.post("/v1/answer", json={"question": QUESTION, "top_k": 3,
+                                           "category": "refunds"}).json()
+    assert len(body["trace"]["retrieved"]) <= 3
+    assert all(c["document_id"].startswith("refunds") for c in body["citations"])
+
+
+def test_abstention_says_what_is_missing(client):
+    body = client.post("/v1/answer", json={"question": "What is the capital of France?"}).json()
+    assert body["abstained"] and not body["citations"]
+    assert "capital of France" in body["missing"]
+    assert body["sources_consulted"] and body["next_step"]
+
+
+@pytest.mark.parametrize("payload, status, code", [
+    ({"question": ""}, 422, "invalid_question"),
+    ({"question": " \n\t "}, 422, "invalid_question"),
+    ({"question": "x" * 2001}, 422, "invalid_request"),
+    ({"question": 42}, 422, "invalid_request"),
+    ({"question": ["a"]}, 422, "invalid_request"),
+    ({"question": "ok?", "top_k": 0}, 422, "invalid_request"),
+    ({"question": "ok?", "top_k": 101}, 422, "invalid_request"),
+    ({"question": "ok?", "top_k": "many"}, 422, "invalid_request"),
+    ({"question": "ok?", "temperature": 0.2}, 422, "invalid_request"),
+    ({}, 422, "invalid_request"),
+    ([], 422, "invalid_request"),
+    ("not an object", 422, "invalid_request"),
+])
+@pytest.mark.parametrize("path", ["/v1/answer", "/v1/answer/stream"])
+def test_bad_input_is_a_4xx_json_error(client, path, payload, status, code):
+    r = client.post(path, json=payload, headers={"X-Request-ID": "bad-1"})
+    assert r.status_code == status, r.text
+    assert r.headers["content-type"].startswith("application/json")
+    error = r.json()["error"]
+    assert error["code"] == code and error["message"] and error["request_id"] == "bad-1"
+
+
+@pytest.mark.parametrize("raw", [b"{", b'{"question": "a"', b"\xff\xfe", b"question=a"])
+def test_invalid_json_is_a_400(client, raw):
+    r = client.post("/v1/answer", content=raw, headers={"Content-Type": "application/json"})
+    assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_json"
+
+
+def test_oversized_bodies_are_refused_before_parsing(client):
+    r = client.post("/v1/answer", content=b'{"question": "' + b"a" * 100_000 + b'"}',
+                    headers={"Content-Type": "application/json", "X-Request-ID": "big-1"})
+    assert r.status_code == 413
+    assert r.json()["error"] == {"code": "too_large", "errors": [], "request_id": "big-1",
+                                 "message": "the request body is larger than 64000 bytes"}
+
+
+def test_question_limit_comes_from_the_configuration(hashing_engine, tmp_path):
+    engine = Engine(hashing_engine.settings.model_copy(update={"max_question_chars": 20}),
+                    hashing_engine.index, hashing_engine.embedder, hashing_engine.generator)
+    with TestClient(create_app(engine)) as c:
+        schema = c.get("/openapi.json").json()["components"]["schemas"]["AnswerRequest"]
+        assert schema["properties"]["question"]["maxLength"] == 20
+        assert c.post("/v1/answer", json={"question": "x" * 21}).status_code == 422
+        assert c.post("/v1/answer", json={"question": "x" * 20}).status_code == 200
+
+
+def test_chunk_lookup_has_source_offsets_and_window(client, hashing_engine):
+    r = client.get("/v1/chunks/refunds-policy%232", params={"window": 40})
+    assert r.status_code == 200
+    chunk = r.json()
+    doc = hashing_engine.index.get_document("refunds-policy")
+    assert doc.text[chunk["start"]:chunk["end"]] == chunk["content"]
+    window = chunk["window"]
+    assert doc.text[window["start"]:window["end"]] == window["text"]
+    assert window["start"] == chunk["start"] - 40 and window["end"] == chunk["end"] + 40
+    assert chunk["snapshot_id"] == hashing_engine.index.snapshot_id
+    assert chunk["title"] and chunk["section"] and chunk["source"] == "refunds-policy.md"
+
+
+@pytest.mark.parametrize("path", ["/v1/chunks/nope", "/v1/chunks/refunds-policy%23999",
+                                  "/v1/documents/nope", "/v1/chunks/a/b/c", "/v1/nothing"])
+def test_unknown_ids_are_404_json(client, path):
+    r = client.get(path)
+    assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
+
+
+@pytest.mark.parametrize("query", ["window=-1", "window=abc", "window=20001",
+                                   "tenant=" + "t" * 201])
+def test_bad_query_parameters_are_422_json(client, query):
+    r = client.get(f"/v1/chunks/refunds-policy%232?{query}")
+    assert r.status_code == 422 and r.json()["error"]["code"] == "invalid_request"
+
+
+def test_wrong_method_is_405_json(client):
+    r = client.get("/v1/answer")
+    assert r.status_code == 405 and r.json()["error"]["code"] == "method_not_allowed"
+
+
+def test_document_lists_its_chunks_offsets(client, hashing_engine):
+    doc = client.get("/v1/documents/refunds-policy").json()
+    chunks = hashing_engine.index.chunks_of("refunds-policy")
+    assert [c["chunk_id"] for c in doc["chunks"]] == [c.chunk_id for c in chunks]
+    for span, chunk in zip(doc["chunks"], chunks, strict=True):
+        assert doc["text"][span["start"]:span["end"]] == chunk.content
+
+
+def test_citation_offsets_point_into_the_document_text(client):
+    answer = client.post("/v1/answer", json={"question": QUESTION}).json()
+    for c in answer["citations"]:
+        doc = client.get(f"/v1/documents/{c['document_id']}").json()
+        assert doc["text"][c["start"]:c["end"]] == c["quote"]
+
+
+def test_health_and_readiness(client, hashing_engine):
+    assert client.get("/healthz").json() == {"status": "ok"}
+    ready = client.get("/readyz")
+    assert ready.status_code == 200 and ready.json()["ready"] is True
+    assert ready.json()["snapshot_id"] == hashing_engine.index.snapshot_id
+
+
+def test_without_a_knowledge_base_readiness_is_503_with_reason(tmp_path):
+    with TestClient(create_app(Settings(home=tmp_path, embedder="hashing"))) as c:
+        assert c.get("/healthz").status_code == 200
+        r = c.get("/readyz")
+        assert r.status_code == 503 and "citadel ingest" in r.json()["reason"]
+        r = c.post("/v1/answer", json={"question": QUESTION})
+        assert r.status_code == 503 and r.json()["error"]["code"] == "not_ready"
+        # Once something is ingested the same server becomes ready without a restart.
+        ingest([DEMO_KB], Settings(home=tmp_path, embedder="hashing"),
+               embedder=HashingEmbedder(), progress=False)
+        assert c.get("/readyz").status_code == 200
+        assert c.post("/v1/answer", json={"question": QUESTION}).json()["grounded"]
+
+
+def test_readiness_refuses_an_incompatible_or_replaced_snapshot(tmp_path):
+    settings = Settings(home=tmp_path, embedder="hashing")
+    ingest([DEMO_KB], settings, embedder=HashingEmbedder(), progress=False)
+    engine = Engine.open(settings, embedder=HashingEmbedder())
+    try:
+        with TestClient(create_app(engine)) as c:
+            assert c.get("/readyz").status_code == 200
+            # A different embedder than the snapshot was built with.
+            engine.embedder = HashingEmbedder(dimension=64)
+            r = c.get("/readyz")
+            assert r.status_code == 503 and "embedder" in r.json()["reason"]
+            engine.embedder = HashingEmbedder()
+            # Another snapshot becomes active: this process serves a stale one.
+            kb2 = tmp_path / "kb2"
+            shutil.copytree(DEMO_KB, kb2)
+            (kb2 / "new.md").write_text("# New\n\nA new policy about parcels.\n")
+            ingest([kb2], settings, embedder=HashingEmbedder(), progress=False)
+            r = c.get("/readyz").json()
+            assert r["ready"] is False and r["active_snapshot_id"] != r["snapshot_id"]
+            assert Catalog(tmp_path).alias() == r["active_snapshot_id"]
+    finally:
+        engine.close()
+
+
+def test_one_structured_log_line_per_request(client, caplog):
+    caplog.set_level(logging.INFO, logger="citadel.http")
+    client.post("/v1/answer", json={"question": QUESTION}, headers={"X-Request-ID": "log-1"})
+    client.post("/v1/answer/stream", json={"question": QUESTION},
+                headers={"X-Request-ID": "log-2"})
+    client.post("/v1/answer", json={"question": ""}, headers={"X-Request-ID": "log-3"})
+    lines = [json.loads(r.getMessage()) for r in caplog.records
+             if r.name == "citadel.http" and r.getMessage().startswith("{")]
+    by_id = {}
+    for line in lines:
+        by_id.setdefault(line["request_id"], []).append(line)
+    assert all(len(by_id[i]) == 1 for i in ("log-1", "log-2", "log-3"))
+    for rid in ("log-1", "log-2"):
+        line = by_id[rid][0]
+        assert line["status"] == 200 and line["backend"] == "local"
+        assert line["snapshot_id"].startswith("kb-") and line["latency_ms"] > 0
+        assert line["citations_emitted"] >= 1 and "citations_dropped" in line
+    assert by_id["log-3"][0]["status"] == 422
+
+
+def test_malformed_request_ids_are_replaced(client):
+    r = client.get("/healthz", headers={"X-Request-ID": "bad id with spaces"})
+    assert r.headers["x-request-id"] != "bad id with spaces"
+    assert len(r.headers["x-request-id"]) == 32
+
+
+def test_openapi_has_real_schemas(client):
+    spec = client.get("/openapi.json").json()
+    schemas = spec["components"]["schemas"]
+    for name in ("AnswerRequest", "Answer", "Citation", "Trace", "ChunkView", "DocumentView",
+                 "Readiness", "ErrorBody", "MetaEvent", "DeltaEvent", "CitationEvent",
+                 "DoneEvent", "ErrorEvent", "StreamEvent"):
+        assert name in schemas, name
+    assert schemas["AnswerRequest"]["additionalProperties"] is False
+    answer = spec["paths"]["/v1/answer"]["post"]
+    assert answer["responses"]["200"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/Answer"}
+    assert answer["responses"]["422"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/ErrorBody"}
+    stream = spec["paths"]["/v1/answer/stream"]["post"]["responses"]["200"]["content"]
+    assert "text/event-stream" in stream
+    assert client.get("/docs").status_code == 200
+
+
+def test_tenant_documents_are_hidden_from_other_tenants(tmp_path):
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "public.md").write_text("# Public\n\nDelivery takes three days.\n")
+    (kb / "acme.md").write_text("---\ntenant: acme\n---\n# Acme terms\n\n"
+                                "Acme customers get refunds within 60 days.\n")
+    settings = Settings(home=tmp_path / "home", embedder="hashing")
+    ingest([kb], settings, embedder=HashingEmbedder(), progress=False)
+    engine = Engine.open(settings, embedder=HashingEmbedder())
+    try:
+        acme = engine.index.chunks_of("acme")
+        assert acme and acme[0].tenant == "acme"
+        with TestClient(create_app(engine)) as c:
+            cid = acme[0].chunk_id.replace("#", "%23")
+            assert c.get(f"/v1/chunks/{cid}").status_code == 404
+            assert c.get(f"/v1/chunks/{cid}", params={"tenant": "other"}).status_code == 404
+            assert c.get(f"/v1/chunks/{cid}", params={"tenant": "acme"}).status_code == 200
+            assert c.get("/v1/documents/acme").status_code == 404
+            assert c.get("/v1/documents/acme", params={"tenant": "acme"}).status_code == 200
+    finally:
+        engine.close()
