@@ -54,8 +54,8 @@ chromium:  ## Debian's chromium for the browser tests (apt-get, as root, only wh
 postgres-stop:
 	PYTHON=$(BIN)/python scripts/postgres.sh stop
 
-poison: $(STAMP)
-	$(BIN)/python eval/run_poison_cases.py
+poison: $(STAMP)  ## the poison/conflict cases end to end; fails unless every case passes
+	$(BIN)/citadel eval --suite poison --check
 
 eval: $(STAMP)
 	$(BIN)/citadel eval --suite demo --check

@@ -75,5 +75,7 @@ def answer(
     trace = Trace(request_id="r1", backend="local", strategy="test", snapshot_id=SNAPSHOT,
                   generator="hand", prompt_version="hand-v1", retrieval_config_version="rc-test",
                   retrieved=retrieved, context_labels=labels)
+    # An abstention says what is missing and what to do next, as the engine's fallbacks do.
+    honest = {"missing": "what was asked", "next_step": "Contact support."} if abstained else {}
     return Answer(answer=text, citations=citations, grounded=not abstained and bool(citations),
-                  abstained=abstained, conflict=conflict, trace=trace)
+                  abstained=abstained, conflict=conflict, trace=trace, **honest)

@@ -93,3 +93,26 @@ def test_poison_suite_runs_cases_end_to_end(tmp_path, demo_kb):
     assert tally.n == 3 and tally.total == sum(r["passed"] for r in run.rows)
     assert len(run.tally.failures["poison_pass_rate"]) == 3 - tally.total
     assert (tmp_path / "home").is_dir() and len(run.run["snapshot_id"]) == 2
+
+
+def test_eval_check_fails_when_a_poison_case_fails(tmp_path, monkeypatch):
+    # `make poison` runs `citadel eval --suite poison --check`: a failing case is a failing exit.
+    from click.testing import CliRunner
+
+    from citadel.cli import main
+    from tests.conftest import DEMO_KB
+
+    cases = tmp_path / "cases.jsonl"
+    write_cases(cases, [
+        {"id": "p-pass", "question": "What is the capital of France?", "expected": "abstain"},
+        {"id": "p-fail", "question": "How long do I have to return an item?",
+         "expected": "abstain"},
+    ])
+    monkeypatch.setenv("CITADEL_EMBEDDER", "hashing")
+    monkeypatch.setenv("CITADEL_HOME", str(tmp_path / "home"))
+    args = ["eval", "--suite", "poison", "--dataset", str(cases), "--kb", str(DEMO_KB),
+            "--out", str(tmp_path / "out"), "-q"]
+    checked = CliRunner().invoke(main, [*args, "--check"])
+    assert checked.exit_code == 1
+    assert "poison_pass_rate 0.500" in checked.output
+    assert CliRunner().invoke(main, args).exit_code == 0  # without --check it only reports

@@ -8,15 +8,17 @@ from citadel.answering.context import superseding_documents
 from citadel.answering.generators.extractive import display_text
 from citadel.config import Settings
 from citadel.engine import Engine
+from citadel.evaluation.datasets import load_poison
+from citadel.evaluation.poison import judge
 from citadel.ingest.chunking import chunk_document
 from citadel.ingest.loaders import load_corpus
-from citadel.poison import VERSION, grade, load_cases
 from citadel.text.quotes import normalize
 from citadel.text.sentences import sentence_spans
 from tests.conftest import DEMO_KB, ROOT
 
 CASES_FILE = ROOT / "eval" / "poison_cases.jsonl"
-CASES = load_cases(CASES_FILE)
+CASES = load_poison(CASES_FILE).rows
+VERSION = "poison-v1"
 KEYS = {"version", "id", "question", "documents", "expected", "must_cite", "must_not_cite",
         "notes"}
 # Ordinary questions too: a claim from a flagged or superseded chunk must never reach them.
@@ -63,7 +65,7 @@ def test_cases_file_is_versioned_and_in_the_agreed_format(corpus_chunks):
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_poison_case_end_to_end(engine, case):
     answer = engine.answer(case.question)
-    assert grade(case, answer, flagged_by(engine)) == [], answer.answer
+    assert judge(case, answer, flagged_by(engine)).reasons == (), answer.answer
     dropped = {d.chunk_id: d.reason for d in answer.trace.context_dropped}
     for chunk_id in answer.trace.retrieved:  # every flagged or superseded chunk retrieved...
         chunk = engine.index.get_chunk(chunk_id)
@@ -79,11 +81,12 @@ def test_grader_rejects_an_answer_that_misses_the_expected_outcome(engine):
     case = next(c for c in CASES if c.id == "forum-return-window")
     answer = engine.answer(case.question)
     as_conflict = case.model_copy(update={"expected": "conflict"})
-    assert "conflict resolved 'authoritative', expected flagged" in grade(as_conflict, answer)
+    assert "conflict resolved 'authoritative', expected flagged" in judge(as_conflict,
+                                                                          answer).reasons
     as_abstain = case.model_copy(update={"expected": "abstain", "must_cite": ()})
-    assert "answered instead of abstaining" in grade(as_abstain, answer)
+    assert "answered instead of abstaining" in judge(as_abstain, answer).reasons
     forbidding = case.model_copy(update={"must_not_cite": ("refunds-policy",)})
-    assert any("must not" in f for f in grade(forbidding, answer))
+    assert any("must-not-cite" in f for f in judge(forbidding, answer).reasons)
 
 
 def test_no_answer_contains_a_claim_supported_only_by_a_flagged_or_superseded_chunk(

@@ -9,6 +9,8 @@ from citadel.config import Settings
 
 SUITES = ("demo", "scifact", "poison")
 GATE_METRICS = ("citation_integrity", "quote_validity")
+# `--check` on the poison suite also needs every case to pass (what `make poison` runs).
+SUITE_CHECKS = {"poison": ("poison_pass_rate",)}
 
 
 @click.command("eval")
@@ -31,7 +33,8 @@ GATE_METRICS = ("citation_integrity", "quote_validity")
 @click.option("--claim-threshold", type=click.FloatRange(0, 1), default=None,
               help="Claim-support threshold (default: the scorer's calibrated one).")
 @click.option("--check", is_flag=True,
-              help="Exit 1 unless citation integrity and quote validity are 100%.")
+              help="Exit 1 unless citation integrity and quote validity are 100% "
+                   "(poison: and every case passes).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def eval_command(
     suite: str | None, compare_paths: tuple[Path, Path] | None, out: Path | None,
@@ -60,10 +63,11 @@ def eval_command(
     results = _run(suite, out or Path("eval-results") / suite, backend, generator, dataset, kb,
                    eval_home, k, limit, claim_threshold, not quiet)
     if check:
-        broken = [f"{m} {results.metrics[m]:.3f}" for m in GATE_METRICS
+        checked = GATE_METRICS + SUITE_CHECKS.get(suite, ())
+        broken = [f"{m} {results.metrics[m]:.3f}" for m in checked
                   if results.metrics.get(m, 1.0) < 1.0]
         if broken:
-            raise click.ClickException("citation gate check failed: " + ", ".join(broken)
+            raise click.ClickException("eval check failed: " + ", ".join(broken)
                                        + " (failures listed in GROUNDED_EVAL.md)")
 
 

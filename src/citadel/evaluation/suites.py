@@ -276,7 +276,11 @@ def _score_poison_case(
     run: SuiteRun, case: PoisonCase, answer: Answer, engine: Engine, present: set[str],
     scorer: ClaimSupportScorer,
 ) -> dict[str, Any]:
-    verdict = judge(case, answer)
+    def is_flagged(chunk_id: str) -> bool:
+        chunk = engine.index.get_chunk(chunk_id)
+        return bool(chunk and chunk.suspicious)
+
+    verdict = judge(case, answer, is_flagged)
     named = {d for d in case.documents if isinstance(d, str)}
     absent = sorted((named | set(case.must_cite) | set(case.must_not_cite)) - present)
     reasons = list(verdict.reasons)
