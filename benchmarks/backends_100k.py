@@ -40,15 +40,13 @@ import uuid
 from pathlib import Path
 
 import numpy as np
+from scifact import data_dir
 
 from citadel.records import Chunk, Document
 from citadel.retrieval.backends.base import Backend
 from citadel.retrieval.embedders.hashing import HashingEmbedder
 
 ROOT = Path(__file__).resolve().parents[1]
-SCIFACT = ROOT.parent / "shared" / "data" / "scifact"
-if not SCIFACT.is_dir():  # a worktree beside the main checkout
-    SCIFACT = Path("/work/shared/data/scifact")
 WINDOWS = (2, 3, 4)
 DIM = 384
 K = 8
@@ -58,7 +56,7 @@ CANDIDATES = 50
 def synthesise(limit: int) -> tuple[list[Document], list[Chunk], list[str]]:
     documents: list[Document] = []
     chunks: list[Chunk] = []
-    with (SCIFACT / "corpus.jsonl").open() as fh:
+    with (data_dir() / "corpus.jsonl").open() as fh:
         for line in fh:
             row = json.loads(line)
             text = row["text"]
@@ -99,11 +97,11 @@ def synthesise(limit: int) -> tuple[list[Document], list[Chunk], list[str]]:
 
 def queries(n: int) -> list[str]:
     wanted = set()
-    with (SCIFACT / "qrels" / "test.tsv").open() as fh:
+    with (data_dir() / "qrels" / "test.tsv").open() as fh:
         next(fh)
         wanted = {line.split("\t")[0] for line in fh}
     out = []
-    with (SCIFACT / "queries.jsonl").open() as fh:
+    with (data_dir() / "queries.jsonl").open() as fh:
         for line in fh:
             row = json.loads(line)
             if row["_id"] in wanted:

@@ -24,16 +24,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from scifact import DATA  # noqa: E402
+
 from citadel.config import Settings  # noqa: E402
 from citadel.ingest.pipeline import IngestReport, ingest  # noqa: E402
 from citadel.retrieval.embedders import get_embedder  # noqa: E402
 
-# `../shared` from the project root; from a worktree nested one level deeper, one more up.
-DEFAULT_CORPUS = next(
-    (p for p in (base / "shared" / "data" / "scifact" / "corpus.jsonl"
-                 for base in (ROOT.parent, ROOT.parent.parent)) if p.is_file()),
-    ROOT.parent / "shared" / "data" / "scifact" / "corpus.jsonl",
-)
+DEFAULT_CORPUS = DATA / "corpus.jsonl"
 
 
 def write_corpus(corpus: Path, dest: Path, limit: int | None) -> list[Path]:

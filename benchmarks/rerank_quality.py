@@ -29,7 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from scifact_corpus import DEFAULT_HOME, build_home, find_scifact  # noqa: E402
+from scifact import data_dir  # noqa: E402
+from scifact_corpus import DEFAULT_HOME, build_home  # noqa: E402
 
 from citadel.answering.context import build_context  # noqa: E402
 from citadel.answering.generators.extractive import ExtractiveGenerator  # noqa: E402
@@ -77,7 +78,7 @@ def reranked(rerank: Rerank | None, question: str, candidates: list[RankedChunk]
 
 
 def scifact_queries() -> tuple[dict[str, tuple[str, set[str]]], dict[str, tuple[str, set[str]]]]:
-    root = find_scifact()
+    root = data_dir()
     qrels: dict[str, set[str]] = {}
     for line in (root / "qrels" / "test.tsv").read_text().splitlines()[1:]:
         qid, doc, score = line.split("\t")

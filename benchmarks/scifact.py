@@ -8,24 +8,29 @@ import math
 from collections import defaultdict
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
+# The project's shared data sit beside the repository (`../shared`); nowhere else is looked at.
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "scifact"
 
 
 def data_dir() -> Path:
     if not DATA.is_dir():
-        raise SystemExit(f"SciFact not found at {DATA} (expected ../shared/data/scifact)")
+        raise SystemExit(f"SciFact not found at {DATA} (expected ../shared/data/scifact "
+                         "beside the repository)")
     return DATA
 
 
 def write_corpus(dest: Path, limit: int | None = None) -> int:
-    """One Markdown file per abstract, named by corpus id so document_id == corpus id."""
+    """One Markdown file per abstract, named by corpus id so document_id == corpus id. Files
+    already holding the same text are left alone."""
     dest.mkdir(parents=True, exist_ok=True)
     n = 0
     with (data_dir() / "corpus.jsonl").open() as fh:
         for line in fh:
             row = json.loads(line)
-            title = row["title"].strip() or row["_id"]
-            (dest / f"{row['_id']}.md").write_text(f"# {title}\n\n{row['text'].strip()}\n")
+            path = dest / f"{row['_id']}.md"
+            text = f"# {row['title'].strip() or row['_id']}\n\n{row['text'].strip()}\n"
+            if not path.exists() or path.read_text() != text:
+                path.write_text(text)
             n += 1
             if limit and n >= limit:
                 break

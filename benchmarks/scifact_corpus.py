@@ -9,35 +9,12 @@ snapshot (same files => same fingerprint => same snapshot id).
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
+from scifact import write_corpus
+
 ROOT = Path(__file__).resolve().parents[1]
-SCIFACT = ROOT.parent.parent / "shared" / "data" / "scifact"
 DEFAULT_HOME = ROOT / "benchmarks" / "results" / "scifact-home"
-
-
-def find_scifact() -> Path:
-    """`../shared` from the project root; worktrees live one level deeper."""
-    for base in (ROOT.parent / "shared", ROOT.parent.parent / "shared", Path("/work/shared")):
-        if (base / "data" / "scifact" / "corpus.jsonl").is_file():
-            return base / "data" / "scifact"
-    raise SystemExit("SciFact not found: expected ../shared/data/scifact/corpus.jsonl")
-
-
-def write_documents(corpus: Path, out: Path) -> int:
-    """One `<id>.md` per abstract: `# title` then the abstract (document id = SciFact id)."""
-    out.mkdir(parents=True, exist_ok=True)
-    n = 0
-    with corpus.open() as fh:
-        for line in fh:
-            row = json.loads(line)
-            path = out / f"{row['_id']}.md"
-            text = f"# {row['title'].strip() or row['_id']}\n\n{row['text'].strip()}\n"
-            if not path.exists() or path.read_text() != text:
-                path.write_text(text)
-            n += 1
-    return n
 
 
 def build_home(home: Path) -> str:
@@ -45,7 +22,7 @@ def build_home(home: Path) -> str:
     from citadel.ingest.pipeline import ingest
 
     docs = home.parent / "scifact-docs"
-    n = write_documents(find_scifact() / "corpus.jsonl", docs)
+    n = write_corpus(docs)
     print(f"{n} abstracts in {docs}", flush=True)
     report = ingest([docs], Settings(home=home), progress=True)
     verb = "reused" if report.reused else "built"
