@@ -7,6 +7,7 @@ Every stage takes and returns these records; nothing else crosses a stage bounda
 from __future__ import annotations
 
 import datetime as dt
+from bisect import bisect_right
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -16,14 +17,18 @@ class Record(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+DocumentFormat = Literal["markdown", "text", "html", "pdf", "docx"]
+
+
 class Document(Record):
     """A source document after loading: its decoded text is what offsets point into."""
 
     document_id: str
     source: str = Field(description="Path relative to the ingest root, or URL.")
     title: str
-    format: Literal["markdown", "text", "html"]
-    text: str = Field(description="Decoded source text; for HTML, the stored extracted text.")
+    format: DocumentFormat
+    text: str = Field(description="Decoded source text; for HTML, PDF and DOCX the stored "
+                                  "extracted text (for PDF: the page texts, concatenated).")
     content_sha256: str
     category: str = "general"
     authority: float = Field(default=0.5, ge=0.0, le=1.0)
@@ -32,6 +37,17 @@ class Document(Record):
     tenant: str | None = None
     hidden_spans: tuple[tuple[int, int], ...] = Field(
         default=(), description="HTML only: spans of `text` that a browser would not show.")
+    # Paged formats (PDF). Page n (1-based) is text[pages[n-1]:pages[n]] (the last one runs
+    # to the end); an empty page starts where the next one does.
+    pages: tuple[int, ...] = Field(
+        default=(), description="PDF: offset in `text` where each page begins, in order.")
+    outline: tuple[tuple[int, str], ...] = Field(
+        default=(), description="PDF: (offset, heading) where each outline section begins; "
+                                "the headings are not marked up in `text`.")
+
+    def page_at(self, offset: int) -> int | None:
+        """The 1-based page holding text[offset], or None for a format without pages."""
+        return bisect_right(self.pages, offset) if self.pages else None
 
 
 class Chunk(Record):
@@ -51,6 +67,17 @@ class Chunk(Record):
     content_sha256: str
     suspicious: bool = False
     suspicious_reason: str | None = None
+    # Paged formats (PDF); None / () for the others.
+    page_start: int | None = Field(default=None, description="Page of `start` (1-based).")
+    page_end: int | None = Field(default=None, description="Page of the last character.")
+    page_breaks: tuple[int, ...] = Field(
+        default=(), description="Document offsets inside the chunk where a new page begins.")
+
+    def page_at(self, offset: int) -> int | None:
+        """The page holding document offset `offset` (inside this chunk), if paged."""
+        if self.page_start is None:
+            return None
+        return self.page_start + bisect_right(self.page_breaks, offset)
 
 
 class RankedChunk(Record):
@@ -149,6 +176,9 @@ class Citation(Record):
     end: int
     snapshot_id: str
     content_sha256: str = Field(description="SHA-256 of the cited chunk's content.")
+    page_start: int | None = Field(default=None, description="Paged formats: the quote's "
+                                                             "first page (1-based).")
+    page_end: int | None = Field(default=None, description="Paged formats: its last page.")
 
 
 DropReason = Literal[
