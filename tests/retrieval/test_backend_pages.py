@@ -1,0 +1,39 @@
+"""Page boundaries are stored with the document, and pages with each chunk, in every backend:
+a PDF citation names the same page whichever backend served it."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from citadel.ingest.loaders import load_file
+from tests.backend_engines import BACKENDS, backend_settings, build_engine
+from tests.documents import samples
+
+PDF = "pdflatex-4-pages.pdf"
+
+
+@pytest.mark.parametrize("name", BACKENDS)
+def test_pages_round_trip_through_the_backend(name, tmp_path, request):
+    dsn = None
+    if name == "postgres":
+        dsn = request.getfixturevalue("postgres_database")
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    shutil.copy(samples() / PDF, kb / PDF)
+    loaded = load_file(kb / PDF, PDF)
+    engine = build_engine(backend_settings(name, tmp_path / "home", dsn), [kb])
+    try:
+        stored = engine.index.get_document(loaded.document_id)
+        assert stored == loaded and len(stored.pages) == 4
+        chunks = engine.index.chunks_of(loaded.document_id)
+        assert {c.page_start for c in chunks} == {1, 2, 3, 4}
+        for c in chunks:
+            assert (c.page_start, c.page_end) == (stored.page_at(c.start),
+                                                 stored.page_at(c.end - 1))
+            assert c.page_breaks == tuple(p for p in stored.pages if c.start < p < c.end)
+        hit = engine.index.get_chunk(chunks[-1].chunk_id)
+        assert hit == chunks[-1] and hit.page_end == 4
+    finally:
+        engine.close()
