@@ -193,3 +193,16 @@ def test_a_pdf_in_a_folder_loads_beside_markdown(tmp_path, demo_kb):
     assert {"markdown", "pdf"} <= {d.format for d in corpus.documents}
     md = next(d for d in corpus.documents if d.format == "markdown")
     assert md.pages == () and all(c.page_start is None for c in chunk_document(md))
+
+
+def test_without_an_outline_large_font_lines_are_the_headings_and_the_title(corpus):
+    doc = next(d for d in corpus.documents if d.source == "multicolumn.pdf")
+    assert doc.title == "Two-Column Document with Lorem Ipsum"  # no metadata title
+    headings = [title for _, title in doc.outline]
+    assert "Abstract" in headings
+    for offset, title in doc.outline:
+        assert doc.text.startswith(title.split()[0], offset)
+    assert "Abstract" in {c.section for c in chunk_document(doc, ChunkingParams())}
+    # Body text in one size throughout: no headings, the file name is the title.
+    plain = next(d for d in corpus.documents if d.source == "pdflatex-4-pages.pdf")
+    assert plain.outline == () and plain.title == "Pdflatex 4 pages"

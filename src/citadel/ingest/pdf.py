@@ -1,5 +1,6 @@
-"""PDF files: the text of each page in reading order, the outline as sections, the metadata
-title as title (pypdf, BSD-3-Clause; `pip install 'citadel[documents]'`).
+"""PDF files: the text of each page in reading order, the outline (or, without one, the
+large-font headings) as sections, the metadata title (or the largest heading of page 1) as
+title (pypdf, BSD-3-Clause; `pip install 'citadel[documents]'`).
 
 The stored text of a PDF is the concatenation of its page texts, and `Document.pages` records
 where each page begins: every offset into the text (a chunk's, a citation's) names its page.
@@ -92,9 +93,11 @@ def read_pdf(raw: bytes, password: str | None = None) -> PdfText:
             reader = PdfReader(io.BytesIO(raw))
             _unlock(reader, password, DependencyError)
             raw_pages = []
+            fonts = FontSizes()
             for number, page in enumerate(reader.pages, start=1):
                 try:
-                    raw_pages.append((page.extract_text() or "", _draws_images(page)))
+                    text = page.extract_text(visitor_text=fonts.visitor(number - 1)) or ""
+                    raw_pages.append((text, _draws_images(page)))
                 except Exception as exc:  # a broken page stream: never half a document
                     raise PdfError(f"broken PDF: page {number}: {_describe(exc)}") from None
         except PdfError:
@@ -103,8 +106,10 @@ def read_pdf(raw: bytes, password: str | None = None) -> PdfText:
             raise PdfError(f"broken PDF: {_describe(exc)}") from None
         if not raw_pages:
             raise PdfError("broken PDF: it has no pages")
-        title = _title(reader)
-        outline = list(_outline(reader))
+        headings = fonts.headings()
+        # No outline: the large-font lines are the headings; no title: the largest on page 1.
+        outline = list(_outline(reader)) or headings
+        title = _title(reader) or next((h.title for h in headings if h.page == 0), None)
     pages = tidy_pages([text for text, _ in raw_pages])
     letters = sum(_letters(p) for p in pages)
     if letters < MIN_TEXT_CHARS_PER_PAGE * len(pages):
@@ -185,6 +190,54 @@ def _draws_images(page: Any, depth: int = 0) -> bool:
     return False
 
 
+class FontSizes:
+    """Collects the text runs of every page with their effective font size (pypdf's visitor),
+    to find the headings of a PDF without an outline: runs set at least `HEADING_SCALE` times
+    the body size (the size that sets the most characters)."""
+
+    HEADING_SCALE = 1.2
+
+    def __init__(self) -> None:
+        self.runs: list[tuple[int, float, str]] = []
+
+    def visitor(self, page: int) -> Any:
+        def visit(text: str, cm: list[float], tm: list[float], font: Any, size: float) -> None:
+            if text.strip() and size:
+                # The text matrix times the current transformation: its scale is the size.
+                a, b = tm[0] * cm[0] + tm[1] * cm[2], tm[0] * cm[1] + tm[1] * cm[3]
+                c, d = tm[2] * cm[0] + tm[3] * cm[2], tm[2] * cm[1] + tm[3] * cm[3]
+                self.runs.append((page, round(size * abs(a * d - b * c) ** 0.5, 1), text))
+        return visit
+
+    def headings(self) -> list[OutlineEntry]:
+        chars: dict[float, int] = {}
+        for _, size, text in self.runs:
+            chars[size] = chars.get(size, 0) + len(text)
+        if not chars:
+            return []
+        body = max(chars, key=chars.__getitem__)
+        found: list[OutlineEntry] = []
+        previous: tuple[int, float] | None = None
+        for page, size, text in self.runs:
+            line = _clean_line(text)
+            if size < self.HEADING_SCALE * body or not line:
+                previous = None
+                continue
+            if previous == (page, size) and found:  # one heading set in several runs
+                found[-1] = OutlineEntry(f"{found[-1].title} {line}", page, 0)
+            else:
+                found.append(OutlineEntry(line, page, 0))
+            previous = (page, size)
+        return [h for h in found if 2 <= len(h.title) <= 120
+                and any(ch.isalpha() for ch in h.title)]
+
+
+def _clean_line(text: str) -> str:
+    """A heading or title as the tidied page text spells it."""
+    text = _CONTROL.sub("", unicodedata.normalize("NFC", text).translate(_LIGATURES))
+    return re.sub(r"\s+", " ", text).strip()
+
+
 def _title(reader: Any) -> str | None:
     try:
         meta = reader.metadata
@@ -193,7 +246,7 @@ def _title(reader: Any) -> str | None:
         return None
     if not isinstance(title, str):
         return None
-    title = re.sub(r"\s+", " ", _CONTROL.sub("", title)).strip()
+    title = _clean_line(title)
     return title if any(ch.isalnum() for ch in title) else None
 
 
@@ -212,7 +265,7 @@ def _walk(reader: Any, items: list[Any], level: int) -> Iterator[OutlineEntry]:
             continue
         try:
             page = reader.get_destination_page_number(item)
-            title = re.sub(r"\s+", " ", _CONTROL.sub("", str(item.title or ""))).strip()
+            title = _clean_line(str(item.title or ""))
         except Exception:  # an entry pointing nowhere is no section
             continue
         if page is not None and page >= 0 and title:
