@@ -52,3 +52,17 @@ def write_docx(path: Path) -> Path:
     document.add_paragraph("Unanswered tickets are escalated to a team lead after one day.")
     document.save(path)
     return path
+
+
+def block_import(monkeypatch: pytest.MonkeyPatch, module: str) -> None:
+    """Make `import module` (and its submodules) fail, as when an extra is not installed."""
+    import builtins
+
+    real_import = builtins.__import__
+
+    def refusing(name, *args, **kwargs):
+        if name == module or name.startswith(module + "."):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", refusing)

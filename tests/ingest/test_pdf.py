@@ -3,7 +3,6 @@ text extracted or the right refusal for each, exact offsets, outline sections, p
 
 from __future__ import annotations
 
-import builtins
 import shutil
 
 import pytest
@@ -12,7 +11,7 @@ from citadel.config import Settings
 from citadel.ingest.chunking import ChunkingParams, chunk_document
 from citadel.ingest.loaders import LoadError, load_corpus, load_file
 from citadel.ingest.pdf import tidy_pages
-from tests.documents import GEOTOPO, PASSWORD, PASSWORD_PDF, described_pages, samples
+from tests.documents import GEOTOPO, PASSWORD, PASSWORD_PDF, block_import, described_pages, samples
 
 # Every sample that loads: (page the phrase is on, a phrase printed there).
 LOADS = {
@@ -163,14 +162,7 @@ def test_broken_and_mislabelled_files_are_refused_with_a_reason(tmp_path):
 
 def test_without_the_documents_extra_a_pdf_is_skipped_with_an_install_hint(
         tmp_path, monkeypatch):
-    real_import = builtins.__import__
-
-    def no_pypdf(name, *args, **kwargs):
-        if name == "pypdf" or name.startswith("pypdf."):
-            raise ImportError(name)
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_pypdf)
+    block_import(monkeypatch, "pypdf")
     shutil.copy(samples() / "minimal-document.pdf", tmp_path / "a.pdf")
     corpus = load_corpus([tmp_path])
     assert corpus.skipped[0].reason == (

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import builtins
-
 from citadel.ingest.chunking import ChunkingParams, chunk_document
 from citadel.ingest.loaders import load_corpus
-from tests.documents import write_docx
+from tests.documents import block_import, write_docx
 
 
 def test_headings_become_sections_and_tables_become_text_rows(tmp_path):
@@ -54,14 +52,7 @@ def test_a_docx_without_text_is_refused(tmp_path):
 def test_without_the_documents_extra_a_docx_is_skipped_with_an_install_hint(
         tmp_path, monkeypatch):
     write_docx(tmp_path / "a.docx")
-    real_import = builtins.__import__
-
-    def no_docx(name, *args, **kwargs):
-        if name == "docx" or name.startswith("docx."):
-            raise ImportError(name)
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_docx)
+    block_import(monkeypatch, "docx")
     corpus = load_corpus([tmp_path])
     assert corpus.skipped[0].reason == (
         "Word support is not installed: pip install 'citadel[documents]'")
