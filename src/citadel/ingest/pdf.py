@@ -28,8 +28,9 @@ _LIGATURES = str.maketrans({"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\uf
                             "\ufb04": "ffl", "\ufb05": "st", "\ufb06": "st"})
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\ufffe\uffff]")
 _SOFT_HYPHEN = re.compile(r"(?<=[a-zäöüßà-ÿ])-\n(?=[a-zäöüßà-ÿ])")
-# A line that ends a sentence or a heading-like short line is never joined to the next one.
-_JOIN_WIDTH = 0.75  # share of the document's usual full line length
+# A line at least this share of the document's usual full line length continues into the
+# next one (justified body text); a shorter one (heading, formula, last line) ends a paragraph.
+_JOIN_WIDTH = 0.75
 
 
 class PdfError(Exception):
@@ -40,7 +41,7 @@ class PdfError(Exception):
 class OutlineEntry:
     title: str
     page: int  # 0-based page index
-    level: int
+    size: float = 0.0  # font size, for a heading found by its size
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,7 @@ def read_pdf(raw: bytes, password: str | None = None) -> PdfText:
     """Page texts, title and outline of a PDF; `PdfError` with the reason when it has none."""
     try:
         from pypdf import PdfReader
-        from pypdf.errors import DependencyError, PdfReadError
+        from pypdf.errors import DependencyError
     except ImportError:
         raise PdfError(INSTALL_HINT) from None
     with _quiet("pypdf"):
@@ -102,14 +103,15 @@ def read_pdf(raw: bytes, password: str | None = None) -> PdfText:
                     raise PdfError(f"broken PDF: page {number}: {_describe(exc)}") from None
         except PdfError:
             raise
-        except (PdfReadError, Exception) as exc:  # pypdf raises many kinds on broken files
+        except Exception as exc:  # pypdf raises many kinds of error on broken files
             raise PdfError(f"broken PDF: {_describe(exc)}") from None
         if not raw_pages:
             raise PdfError("broken PDF: it has no pages")
         headings = fonts.headings()
         # No outline: the large-font lines are the headings; no title: the largest on page 1.
-        outline = list(_outline(reader)) or headings
-        title = _title(reader) or next((h.title for h in headings if h.page == 0), None)
+        outline = _outline(reader) or headings
+        first = [h for h in headings if h.page == 0]
+        title = _title(reader) or (max(first, key=lambda h: h.size).title if first else None)
     pages = tidy_pages([text for text, _ in raw_pages])
     letters = sum(_letters(p) for p in pages)
     if letters < MIN_TEXT_CHARS_PER_PAGE * len(pages):
@@ -224,9 +226,9 @@ class FontSizes:
                 previous = None
                 continue
             if previous == (page, size) and found:  # one heading set in several runs
-                found[-1] = OutlineEntry(f"{found[-1].title} {line}", page, 0)
+                found[-1] = OutlineEntry(f"{found[-1].title} {line}", page, size)
             else:
-                found.append(OutlineEntry(line, page, 0))
+                found.append(OutlineEntry(line, page, size))
             previous = (page, size)
         return [h for h in found if 2 <= len(h.title) <= 120
                 and any(ch.isalpha() for ch in h.title)]
@@ -250,18 +252,18 @@ def _title(reader: Any) -> str | None:
     return title if any(ch.isalnum() for ch in title) else None
 
 
-def _outline(reader: Any) -> Iterator[OutlineEntry]:
+def _outline(reader: Any) -> list[OutlineEntry]:
     try:
-        items = reader.outline
-    except Exception:
-        return
-    yield from _walk(reader, items, 0)
+        return list(_walk(reader, reader.outline))
+    except Exception:  # an unreadable (or absurdly deep) outline: sections by font size
+        return []
 
 
-def _walk(reader: Any, items: list[Any], level: int) -> Iterator[OutlineEntry]:
+def _walk(reader: Any, items: list[Any]) -> Iterator[OutlineEntry]:
+    """The outline's entries in order, nested ones in place (pypdf nests them in lists)."""
     for item in items:
         if isinstance(item, list):
-            yield from _walk(reader, item, level + 1)
+            yield from _walk(reader, item)
             continue
         try:
             page = reader.get_destination_page_number(item)
@@ -269,7 +271,7 @@ def _walk(reader: Any, items: list[Any], level: int) -> Iterator[OutlineEntry]:
         except Exception:  # an entry pointing nowhere is no section
             continue
         if page is not None and page >= 0 and title:
-            yield OutlineEntry(title=title, page=page, level=level)
+            yield OutlineEntry(title=title, page=page)
 
 
 def _describe(exc: BaseException) -> str:
