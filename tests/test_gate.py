@@ -3,8 +3,10 @@
 import hashlib
 import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from citadel.answering.context import build_context
 from citadel.gate import gate, strip_markers
@@ -193,3 +195,15 @@ def test_gate_names_the_pages_of_the_quote_not_of_the_whole_chunk():
     assert pages("Start of page four.") == (4, 4)
     assert pages("More on four.") == (4, 4)
     assert pages("page three. Start of page") == (3, 4)
+
+
+def test_a_chunk_cannot_claim_pages_it_does_not_span():
+    fields = dict(chunk_id="spec#1", document_id="spec", source="spec.pdf", title="Spec",
+                  section="Spec", content="abc", start=10, end=13, content_sha256="x")
+    Chunk(**fields, page_start=2, page_end=3, page_breaks=(11,))
+    for bad in ({"page_start": 2, "page_end": 5, "page_breaks": (11,)},
+                {"page_start": 2, "page_end": 3, "page_breaks": (13,)},
+                {"page_end": 3},
+                {"page_start": 0, "page_end": 0}):
+        with pytest.raises(ValidationError):
+            Chunk(**fields, **bad)

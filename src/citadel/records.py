@@ -10,7 +10,7 @@ import datetime as dt
 from bisect import bisect_right
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class Record(BaseModel):
@@ -72,6 +72,20 @@ class Chunk(Record):
     page_end: int | None = Field(default=None, description="Page of the last character.")
     page_breaks: tuple[int, ...] = Field(
         default=(), description="Document offsets inside the chunk where a new page begins.")
+
+    @model_validator(mode="after")
+    def _pages_agree(self) -> Chunk:
+        """Pages are all or nothing, and the breaks lie inside the chunk and lead from its
+        first page to its last: a stored chunk cannot claim a page it does not span."""
+        if self.page_start is None:
+            if self.page_end is not None or self.page_breaks:
+                raise ValueError("page_end or page_breaks without page_start")
+        elif (self.page_start < 1
+              or self.page_end != self.page_start + len(self.page_breaks)
+              or list(self.page_breaks) != sorted(self.page_breaks)
+              or any(not self.start < p < self.end for p in self.page_breaks)):
+            raise ValueError("page_start, page_end and page_breaks disagree")
+        return self
 
     def page_at(self, offset: int) -> int | None:
         """The page holding document offset `offset` (inside this chunk), if paged."""

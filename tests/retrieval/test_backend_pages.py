@@ -7,7 +7,9 @@ import shutil
 
 import pytest
 
+from citadel.ingest.chunking import chunk_document
 from citadel.ingest.loaders import load_file
+from citadel.retrieval.backends.payload import chunk_payload, read_chunk
 from tests.backend_engines import BACKENDS, backend_settings, build_engine
 from tests.documents import samples
 
@@ -37,3 +39,11 @@ def test_pages_round_trip_through_the_backend(name, tmp_path, request):
         assert hit == chunks[-1] and hit.page_end == 4
     finally:
         engine.close()
+
+
+def test_a_stored_chunk_with_forged_pages_is_skipped_as_malformed():
+    loaded = load_file(samples() / PDF, PDF)
+    [chunk, *_] = chunk_document(loaded)
+    payload = chunk_payload(chunk)
+    assert read_chunk(payload, "test") == chunk
+    assert read_chunk({**payload, "page_end": chunk.page_end + 5}, "test") is None
