@@ -3,12 +3,22 @@
 import hashlib
 import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from citadel.answering.context import build_context
 from citadel.gate import gate, strip_markers
-from citadel.records import Chunk, Draft, DraftCitation, DraftSentence, RankedChunk
+from citadel.records import (
+    Chunk,
+    Context,
+    ContextBlock,
+    Draft,
+    DraftCitation,
+    DraftSentence,
+    RankedChunk,
+)
 from citadel.text.quotes import normalize
 
 SOURCE_TEXT = (
@@ -163,3 +173,37 @@ def test_every_emitted_citation_satisfies_the_invariant(sents):
     for s in result.sentences:
         assert s.labels and set(s.labels) <= set(by_label)
         assert "[" not in s.text
+
+
+def test_gate_names_the_pages_of_the_quote_not_of_the_whole_chunk():
+    content = "End of page three. Start of page four. More on four."
+    chunk = Chunk(chunk_id="spec#7", document_id="spec", source="spec.pdf", title="Spec",
+                  section="4.2 Thresholds", content=content, start=1000,
+                  end=1000 + len(content),
+                  content_sha256=hashlib.sha256(content.encode()).hexdigest(),
+                  page_start=3, page_end=4, page_breaks=(1000 + content.index("Start"),))
+    context = Context(blocks=(ContextBlock(label="S1", ranked=RankedChunk(
+        chunk=chunk, retrieval_score=1.0, rank=1)),))
+
+    def pages(quote: str) -> tuple[int | None, int | None]:
+        draft = Draft(generator="t", prompt_version="t", sentences=(DraftSentence(
+            text=quote, citations=(DraftCitation(label="S1", quote=quote),)),))
+        [citation] = gate(draft, context, "kb-x").citations
+        return citation.page_start, citation.page_end
+
+    assert pages("End of page three.") == (3, 3)
+    assert pages("Start of page four.") == (4, 4)
+    assert pages("More on four.") == (4, 4)
+    assert pages("page three. Start of page") == (3, 4)
+
+
+def test_a_chunk_cannot_claim_pages_it_does_not_span():
+    fields = dict(chunk_id="spec#1", document_id="spec", source="spec.pdf", title="Spec",
+                  section="Spec", content="abc", start=10, end=13, content_sha256="x")
+    Chunk(**fields, page_start=2, page_end=3, page_breaks=(11,))
+    for bad in ({"page_start": 2, "page_end": 5, "page_breaks": (11,)},
+                {"page_start": 2, "page_end": 3, "page_breaks": (13,)},
+                {"page_end": 3},
+                {"page_start": 0, "page_end": 0}):
+        with pytest.raises(ValidationError):
+            Chunk(**fields, **bad)

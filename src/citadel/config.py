@@ -40,6 +40,11 @@ class Settings(BaseModel):
     chunk_size: int = Field(default=800, ge=100, le=20_000, description="Max chunk chars.")
     chunk_overlap: int = Field(default=120, ge=0, le=5_000)
     max_file_bytes: int = Field(default=10_000_000, ge=1)
+    pdf_passwords: dict[str, SecretStr] = Field(
+        default_factory=dict,
+        description="Passwords of encrypted PDFs: a [pdf_passwords] table mapping a file's path "
+                    "(relative to its ingest root, as the ingest report shows it; or a glob) "
+                    "to its password. Never logged or printed.")
 
     # Retrieval (part of the retrieval config version).
     candidates: int = Field(default=50, ge=1, le=1000, description="Per-retriever pool.")
@@ -119,6 +124,10 @@ class Settings(BaseModel):
     llm_support_threshold: float = Field(
         default=0.5, ge=0.0, le=1.0,
         description="Least share of the model's citations that must pass the gate.")
+
+    def pdf_password_map(self) -> dict[str, str]:
+        """The configured PDF passwords in the clear, for the loader only."""
+        return {path: pw.get_secret_value() for path, pw in self.pdf_passwords.items()}
 
     @property
     def retrieval_config_version(self) -> str:

@@ -84,6 +84,9 @@ def verify(
         end=chunk.start + end,
         snapshot_id=snapshot_id,
         content_sha256=chunk.content_sha256,
+        # Paged sources (PDF): the pages of the quote itself, not of the whole chunk.
+        page_start=chunk.page_at(chunk.start + start),
+        page_end=chunk.page_at(chunk.start + end - 1),
     )
 
 

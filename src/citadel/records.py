@@ -7,13 +7,17 @@ Every stage takes and returns these records; nothing else crosses a stage bounda
 from __future__ import annotations
 
 import datetime as dt
+from bisect import bisect_right
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class Record(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+DocumentFormat = Literal["markdown", "text", "html", "pdf", "docx"]
 
 
 class Document(Record):
@@ -22,8 +26,9 @@ class Document(Record):
     document_id: str
     source: str = Field(description="Path relative to the ingest root, or URL.")
     title: str
-    format: Literal["markdown", "text", "html"]
-    text: str = Field(description="Decoded source text; for HTML, the stored extracted text.")
+    format: DocumentFormat
+    text: str = Field(description="Decoded source text; for HTML, PDF and DOCX the stored "
+                                  "extracted text (for PDF: the page texts, concatenated).")
     content_sha256: str
     category: str = "general"
     authority: float = Field(default=0.5, ge=0.0, le=1.0)
@@ -32,6 +37,17 @@ class Document(Record):
     tenant: str | None = None
     hidden_spans: tuple[tuple[int, int], ...] = Field(
         default=(), description="HTML only: spans of `text` that a browser would not show.")
+    # Paged formats (PDF). Page n (1-based) is text[pages[n-1]:pages[n]] (the last one runs
+    # to the end); an empty page starts where the next one does.
+    pages: tuple[int, ...] = Field(
+        default=(), description="PDF: offset in `text` where each page begins, in order.")
+    outline: tuple[tuple[int, str], ...] = Field(
+        default=(), description="PDF: (offset, heading) where each outline section begins; "
+                                "the headings are not marked up in `text`.")
+
+    def page_at(self, offset: int) -> int | None:
+        """The 1-based page holding text[offset], or None for a format without pages."""
+        return bisect_right(self.pages, offset) if self.pages else None
 
 
 class Chunk(Record):
@@ -51,6 +67,31 @@ class Chunk(Record):
     content_sha256: str
     suspicious: bool = False
     suspicious_reason: str | None = None
+    # Paged formats (PDF); None / () for the others.
+    page_start: int | None = Field(default=None, description="Page of `start` (1-based).")
+    page_end: int | None = Field(default=None, description="Page of the last character.")
+    page_breaks: tuple[int, ...] = Field(
+        default=(), description="Document offsets inside the chunk where a new page begins.")
+
+    @model_validator(mode="after")
+    def _pages_agree(self) -> Chunk:
+        """Pages are all or nothing, and the breaks lie inside the chunk and lead from its
+        first page to its last: a stored chunk cannot claim a page it does not span."""
+        if self.page_start is None:
+            if self.page_end is not None or self.page_breaks:
+                raise ValueError("page_end or page_breaks without page_start")
+        elif (self.page_start < 1
+              or self.page_end != self.page_start + len(self.page_breaks)
+              or list(self.page_breaks) != sorted(self.page_breaks)
+              or any(not self.start < p < self.end for p in self.page_breaks)):
+            raise ValueError("page_start, page_end and page_breaks disagree")
+        return self
+
+    def page_at(self, offset: int) -> int | None:
+        """The page holding document offset `offset` (inside this chunk), if paged."""
+        if self.page_start is None:
+            return None
+        return self.page_start + bisect_right(self.page_breaks, offset)
 
 
 class RankedChunk(Record):
@@ -149,6 +190,9 @@ class Citation(Record):
     end: int
     snapshot_id: str
     content_sha256: str = Field(description="SHA-256 of the cited chunk's content.")
+    page_start: int | None = Field(default=None, description="Paged formats: the quote's "
+                                                             "first page (1-based).")
+    page_end: int | None = Field(default=None, description="Paged formats: its last page.")
 
 
 DropReason = Literal[

@@ -251,3 +251,22 @@ def test_tenant_documents_are_hidden_from_other_tenants(tmp_path):
             assert c.get("/v1/documents/acme", params={"tenant": "acme"}).status_code == 200
     finally:
         engine.close()
+
+
+def test_a_pdf_document_returns_its_page_boundaries(documents_engine):
+    from tests.documents import GEOTOPO
+
+    with TestClient(create_app(documents_engine)) as c:
+        doc = c.get("/v1/documents/geotopo-komprimiert").json()
+        assert doc["format"] == "pdf" and doc["source"] == GEOTOPO
+        pages = doc["pages"]
+        assert [p["number"] for p in pages] == list(range(1, 118))
+        assert pages[0]["start"] == 0 and pages[-1]["end"] == len(doc["text"])
+        assert all(a["end"] == b["start"] for a, b in zip(pages, pages[1:], strict=False))
+        page12 = doc["text"][pages[11]["start"] : pages[11]["end"]]
+        assert "französische Eisenbahnmetrik" in page12
+        chunk = c.get("/v1/chunks/geotopo-komprimiert%2321").json()
+        assert 1 <= chunk["page_start"] <= chunk["page_end"] <= 117
+        # A format without pages says so with an empty list.
+        word = c.get("/v1/documents/service-levels").json()
+        assert word["format"] == "docx" and word["pages"] == []

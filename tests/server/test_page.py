@@ -220,3 +220,45 @@ def test_customer_mode_refuses_a_wrong_key_and_hides_other_customers_orders(
     assert fact.get_attribute("data-outcome") == "not_found"
     assert "couldn't find order #2001" in fact.inner_text()
     page.screenshot(path=str(ARTIFACTS / "page-customer-not-found.png"))
+
+
+@pytest.fixture(scope="module")
+def pdf_site(documents_engine):
+    with live_server(create_app(documents_engine)) as url:
+        yield url
+
+
+def test_a_pdf_citation_opens_its_page_with_the_quote_highlighted(page, pdf_site):
+    from tests.test_pdf_answers import GEOTOPO_QUESTION, GEOTOPO_QUOTE
+
+    expected = httpx.post(f"{pdf_site}/v1/answer", json={"question": GEOTOPO_QUESTION},
+                          timeout=30).json()
+    cited = next(c for c in expected["citations"] if GEOTOPO_QUOTE in c["quote"])
+    assert cited["page_start"] == 12
+
+    ask(page, pdf_site, GEOTOPO_QUESTION)
+    assert page.inner_text("#verdict").startswith("Grounded")
+    item = page.locator(f'#citation-list li[data-n="{expected["citations"].index(cited) + 1}"]')
+    assert "1.2 Metrische Räume, p. 12" in item.inner_text()
+    link = page.locator(f'#answer-text a.cite[data-chunk="{cited["chunk_id"]}"]').first
+    link.click()
+    page.wait_for_selector('#source[data-state="shown"]')
+    assert page.inner_text("mark.hl") == cited["quote"]
+    assert page.inner_text("#page-label") == "Page 12 of 117"
+    assert "p. 12" in page.inner_text("#source-check")
+    # Only the cited page is shown: its running head and example, not the next page's text.
+    shown = page.inner_text("#source-text")
+    assert "1.2. METRISCHE RÄUME" in shown and "Beispiel 11 (SNCF-Metrik1)" in shown
+    assert "1.3 Stetigkeit" not in shown
+    page.mouse.move(0, 0)
+    page.screenshot(path=str(ARTIFACTS / "page-pdf-citation.png"))
+
+    # Turning pages: the next page has no highlight; coming back finds it again.
+    page.click("#page-next")
+    page.wait_for_function("() => document.querySelector('#page-label').textContent"
+                           " === 'Page 13 of 117'")
+    assert page.locator("mark.hl").count() == 0
+    page.click("#page-prev")
+    page.wait_for_function("() => document.querySelector('#page-label').textContent"
+                           " === 'Page 12 of 117'")
+    assert page.inner_text("mark.hl") == cited["quote"]

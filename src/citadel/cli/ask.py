@@ -3,10 +3,24 @@ from __future__ import annotations
 import click
 
 from citadel.config import Settings
-from citadel.records import Answer
+from citadel.records import Answer, Citation
 
 _RESOLUTION = {"flagged": "the sources disagree",
                "authoritative": "answered from the most authoritative source"}
+
+
+def pages(citation: Citation) -> str:
+    """`p. 12`, `pp. 12–13`, or "" for a source without pages."""
+    first, last = citation.page_start, citation.page_end
+    if first is None:
+        return ""
+    return f"p. {first}" if last in (None, first) else f"pp. {first}–{last}"
+
+
+def where(citation: Citation) -> str:
+    """`spec.pdf › 4.2 Thresholds, p. 12`: the source, its section and the quote's pages."""
+    place = f"{citation.source} › {citation.section}" if citation.section else citation.source
+    return ", ".join(part for part in (place, pages(citation)) if part)
 
 
 def render_answer(answer: Answer) -> str:
@@ -18,8 +32,7 @@ def render_answer(answer: Answer) -> str:
     if answer.citations:
         lines.append("Sources:")
         for c in answer.citations:
-            where = f"{c.source} › {c.section}" if c.section else c.source
-            lines.append(f'  [{c.chunk_id}] "{c.quote}" ({where})')
+            lines.append(f'  [{c.chunk_id}] "{c.quote}" ({where(c)})')
     if answer.missing:
         lines.append(f"Missing: {answer.missing}")
     if answer.abstained or answer.missing:

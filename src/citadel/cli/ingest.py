@@ -12,7 +12,8 @@ from citadel.config import Settings
 @click.option("--no-activate", is_flag=True, help="Build the snapshot but leave the alias.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def ingest(paths: tuple[Path, ...], no_activate: bool, quiet: bool) -> None:
-    """Ingest files or folders (Markdown, text, HTML) into a new snapshot and activate it."""
+    """Ingest files or folders (Markdown, text, HTML, PDF, Word) into a new snapshot and
+    activate it."""
     from citadel.ingest.pipeline import IngestError
     from citadel.ingest.pipeline import ingest as run_ingest
 

@@ -31,6 +31,8 @@ class ChunkingParams:
 
 def sections(doc: Document) -> list[tuple[str, int, int]]:
     """(section name, body start, body end) for each heading-delimited region."""
+    if doc.format == "pdf":
+        return _outline_sections(doc)
     text = doc.text
     begin = body_start(text, doc.format)
     headings = [] if doc.format == "text" else list(_HEADING.finditer(text, begin))
@@ -42,6 +44,23 @@ def sections(doc: Document) -> list[tuple[str, int, int]]:
         end = headings[i + 1].start() if i + 1 < len(headings) else len(text)
         regions.append((h.group(2).strip(), h.end(), end))
     return regions
+
+
+def _outline_sections(doc: Document) -> list[tuple[str, int, int]]:
+    """PDF: the outline's headings are printed in the text, not marked up; a section runs
+    from its entry's offset (its heading included) to the next entry's."""
+    starts = [(0, doc.title), *doc.outline]
+    return [(name, start, starts[i + 1][0] if i + 1 < len(starts) else len(doc.text))
+            for i, (start, name) in enumerate(starts)]
+
+
+def page_fields(doc: Document, start: int, end: int) -> dict[str, object]:
+    """A chunk's pages (paged formats only): where it starts and ends, and the page breaks
+    inside it, so that the gate can name the page of any quote in it."""
+    if not doc.pages:
+        return {}
+    return {"page_start": doc.page_at(start), "page_end": doc.page_at(end - 1),
+            "page_breaks": tuple(p for p in doc.pages if start < p < end)}
 
 
 def chunk_document(doc: Document, params: ChunkingParams = ChunkingParams()) -> list[Chunk]:
@@ -65,6 +84,7 @@ def chunk_document(doc: Document, params: ChunkingParams = ChunkingParams()) -> 
                 supersedes=doc.supersedes,
                 tenant=doc.tenant,
                 content_sha256=sha256_text(content),
+                **page_fields(doc, span_start, span_end),
             )
             chunks.append(screen_chunk(chunk, doc.hidden_spans))
     return chunks

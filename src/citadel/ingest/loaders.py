@@ -1,4 +1,5 @@
-"""Loading files into `Document`s: Markdown (with front matter), plain text and HTML.
+"""Loading files into `Document`s: Markdown (with front matter), plain text, HTML, and (with
+the `documents` extra) PDF and Word files (`citadel.ingest.pdf`, `citadel.ingest.word`).
 
 A file that cannot be used is reported as a `Skipped` entry with a reason, never raised:
 one bad file must not stop an ingest of thousands.
@@ -7,9 +8,10 @@ one bad file must not stop an ingest of thousands.
 from __future__ import annotations
 
 import datetime as dt
+import fnmatch
 import hashlib
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
@@ -18,6 +20,7 @@ from citadel.records import Document
 
 FORMATS = {
     ".md": "markdown", ".markdown": "markdown", ".txt": "text", ".html": "html", ".htm": "html",
+    ".pdf": "pdf", ".docx": "docx",
 }
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*(?:\n|\Z)", re.S)
 _SLUG_UNSAFE = re.compile(r"[^a-z0-9._-]+")
@@ -53,14 +56,16 @@ def discover(paths: Iterable[Path]) -> Iterator[tuple[Path, Path]]:
             raise FileNotFoundError(f"no such file or directory: {root}")
 
 
-def load_corpus(paths: Iterable[Path], max_file_bytes: int = 10_000_000) -> LoadedCorpus:
+def load_corpus(paths: Iterable[Path], max_file_bytes: int = 10_000_000,
+                passwords: Mapping[str, str] | None = None) -> LoadedCorpus:
+    """`passwords` maps a PDF's path (relative to its ingest root, or a glob) to its password."""
     documents: list[Document] = []
     skipped: list[Skipped] = []
     seen_ids: dict[str, str] = {}
     for file, root in discover(paths):
         rel = file.relative_to(root).as_posix()
         try:
-            doc = load_file(file, rel, max_file_bytes)
+            doc = load_file(file, rel, max_file_bytes, password_for(passwords or {}, rel))
         except LoadError as exc:
             skipped.append(Skipped(rel, str(exc)))
             continue
@@ -79,7 +84,16 @@ class LoadError(Exception):
     """A file that cannot become a document; the message is the reason shown to the user."""
 
 
-def load_file(file: Path, source: str, max_file_bytes: int = 10_000_000) -> Document:
+def password_for(passwords: Mapping[str, str], source: str) -> str | None:
+    """The configured password of a file: its exact path first, else the first matching glob."""
+    if source in passwords:
+        return passwords[source]
+    return next((pw for pattern, pw in passwords.items() if fnmatch.fnmatchcase(source, pattern)),
+                None)
+
+
+def load_file(file: Path, source: str, max_file_bytes: int = 10_000_000,
+              password: str | None = None) -> Document:
     fmt = FORMATS.get(file.suffix.lower())
     if fmt is None:
         raise LoadError(f"unsupported file type {file.suffix or '(none)'!r}")
@@ -90,6 +104,8 @@ def load_file(file: Path, source: str, max_file_bytes: int = 10_000_000) -> Docu
         raw = file.read_bytes()
     except OSError as exc:
         raise LoadError(f"unreadable: {exc.strerror or exc}") from None
+    if fmt in ("pdf", "docx"):
+        return parse_binary(raw, source, fmt, password)
     if b"\x00" in raw[:8192]:
         raise LoadError("binary file")
     try:
@@ -131,6 +147,30 @@ def parse_document(decoded: str, source: str, fmt: str) -> Document:
         tenant=meta.get("tenant") or None,
         hidden_spans=hidden_spans,
     )
+
+
+def parse_binary(raw: bytes, source: str, fmt: str, password: str | None = None) -> Document:
+    """PDF and Word files, through their own modules (imported here: an optional extra)."""
+    stem = _humanize(Path(source).stem)
+    document_id = _slug(str(Path(source).with_suffix("")))
+    if fmt == "pdf":
+        from citadel.ingest.pdf import PdfError, read_pdf
+
+        try:
+            pdf = read_pdf(raw, password)
+        except PdfError as exc:
+            raise LoadError(str(exc)) from None
+        return Document(document_id=document_id, source=source, title=pdf.title or stem,
+                        format="pdf", text=pdf.text, content_sha256=sha256_text(pdf.text),
+                        pages=pdf.pages, outline=pdf.outline)
+    from citadel.ingest.word import WordError, read_docx
+
+    try:
+        word = read_docx(raw)
+    except WordError as exc:
+        raise LoadError(str(exc)) from None
+    return Document(document_id=document_id, source=source, title=word.title or stem,
+                    format="docx", text=word.text, content_sha256=sha256_text(word.text))
 
 
 def body_start(text: str, fmt: str) -> int:

@@ -94,7 +94,7 @@ def ingest(
             fault(name)
 
     stage("load")
-    corpus = load_corpus(paths, settings.max_file_bytes)
+    corpus = load_corpus(paths, settings.max_file_bytes, settings.pdf_password_map())
     if not corpus.documents:
         raise IngestError("nothing could be ingested", corpus.skipped)
     embedder = embedder or get_embedder(settings.embedder)

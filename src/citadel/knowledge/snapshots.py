@@ -29,7 +29,9 @@ from citadel.retrieval.lexical import SEMANTICS as LEXICAL_SEMANTICS
 
 # 2: chunks carry injection-screening flags (suspicious, suspicious_reason) and HTML documents
 # their hidden_spans; a version-1 snapshot has no flags and must not be served.
-KNOWLEDGE_SCHEMA_VERSION = 2
+# 3: PDF documents carry their page boundaries and outline, and chunks their pages
+# (page_start, page_end, page_breaks), which citations name.
+KNOWLEDGE_SCHEMA_VERSION = 3
 MANIFEST_FORMAT = "citadel-snapshot-manifest/1"
 DENSE_SCHEMA = {"dtype": "float32", "metric": "cosine", "normalised": True}
 SPARSE_SCHEMA = {"kind": "bm25-terms", "version": 1}

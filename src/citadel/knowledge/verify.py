@@ -3,7 +3,9 @@
 A receipt is a citation as `citadel ask --json` printed it. It holds up only while its
 snapshot still exists and is complete, the cited chunk in it still has the receipt's content
 hash (and its content still hashes to that), and the quote still sits at the receipt's
-offsets in the snapshot's stored document text, inside the chunk. Receipts are read as
+offsets in the snapshot's stored document text, inside the chunk, on the pages the receipt
+names (a PDF receipt's `page_start`/`page_end`, checked against the document's stored page
+boundaries). Receipts are read as
 untrusted input, never as `Citation`s: only the citation gate builds those.
 """
 
@@ -36,6 +38,8 @@ class Receipt(BaseModel):
     end: int
     snapshot_id: str
     content_sha256: str
+    page_start: int | None = None
+    page_end: int | None = None
 
 
 class Verdict(BaseModel):
@@ -120,4 +124,12 @@ def _check(index: SearchIndex, r: Receipt) -> str | None:
     found = doc.text[r.start : r.end]
     if found != r.quote:
         return f"the text at {r.start}..{r.end} is {found[:60]!r}, not the quote"
+    pages = (doc.page_at(r.start), doc.page_at(r.end - 1))
+    if (r.page_start, r.page_end) != pages:
+        return (f"the quote is on pages {_pages(*pages)} of {r.document_id}, "
+                f"the citation says {_pages(r.page_start, r.page_end)}")
     return None
+
+
+def _pages(first: int | None, last: int | None) -> str:
+    return "none" if first is None else f"{first}–{last}" if last != first else str(first)

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from citadel.records import Chunk, Document
+from citadel.records import Chunk, Document, DocumentFormat
 
 
 class AnswerRequest(BaseModel):
@@ -81,6 +81,8 @@ class ChunkView(BaseModel):
     effective_date: dt.date | None = None
     tenant: str | None = None
     content_sha256: str
+    page_start: int | None = Field(default=None, description="Paged sources: first page.")
+    page_end: int | None = Field(default=None, description="Paged sources: last page.")
     snapshot_id: str
     window: TextWindow
 
@@ -94,7 +96,8 @@ class ChunkView(BaseModel):
         return cls(
             **chunk.model_dump(include={"chunk_id", "document_id", "source", "title", "section",
                                         "category", "content", "start", "end", "authority",
-                                        "effective_date", "tenant", "content_sha256"}),
+                                        "effective_date", "tenant", "content_sha256",
+                                        "page_start", "page_end"}),
             snapshot_id=snapshot_id,
             window=TextWindow(text=text[lo:hi], start=base + lo, end=base + hi),
         )
@@ -107,13 +110,22 @@ class ChunkSpan(BaseModel):
     end: int
 
 
+class PageSpan(BaseModel):
+    """One page of a paged document (PDF): `text[start:end]` is its text."""
+
+    number: int = Field(description="1-based, as citations name it.")
+    start: int
+    end: int
+
+
 class DocumentView(BaseModel):
-    """A source document's text and where each of its chunks sits in it."""
+    """A source document's text and where each of its chunks (and, for a PDF, each of its
+    pages) sits in it."""
 
     document_id: str
     source: str
     title: str
-    format: Literal["markdown", "text", "html"]
+    format: DocumentFormat
     text: str = Field(description="The source text that citation and chunk offsets point into.")
     content_sha256: str
     category: str
@@ -122,9 +134,12 @@ class DocumentView(BaseModel):
     tenant: str | None = None
     snapshot_id: str
     chunks: list[ChunkSpan]
+    pages: list[PageSpan] = Field(default_factory=list,
+                                  description="Page boundaries; empty for formats without.")
 
     @classmethod
     def of(cls, document: Document, chunks: list[Chunk], snapshot_id: str) -> DocumentView:
+        bounds = [*document.pages, len(document.text)]
         return cls(
             **document.model_dump(include={"document_id", "source", "title", "format", "text",
                                            "content_sha256", "category", "authority",
@@ -132,6 +147,8 @@ class DocumentView(BaseModel):
             snapshot_id=snapshot_id,
             chunks=[ChunkSpan(chunk_id=c.chunk_id, section=c.section, start=c.start, end=c.end)
                     for c in chunks],
+            pages=[PageSpan(number=i + 1, start=bounds[i], end=bounds[i + 1])
+                   for i in range(len(document.pages))],
         )
 
 

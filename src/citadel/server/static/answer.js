@@ -2,6 +2,7 @@
 // Citation markers `[Sn]` in the text become numbered links; the server sends each citation
 // event before any text that carries its marker, so a marker always has its citation here.
 import { clear, h, normalize, show } from "./dom.js";
+import { pagesText } from "./source.js";
 
 const MARKER = /\s*\[(S\d+)\]/g;
 
@@ -169,7 +170,8 @@ export class AnswerView {
           h("span", { class: "citation-title" }, sourceLine(c)),
           h("q", { class: "citation-quote" }, c.quote),
           h("span", { class: "citation-receipt" },
-            `${c.source} · chars ${c.start}–${c.end} · ${c.snapshot_id} · `
+            `${c.source} · chars ${c.start}–${c.end}${pages(c) ? ` · ${pages(c)}` : ""} · `
+            + `${c.snapshot_id} · `
             + `sha256 ${c.content_sha256.slice(0, 10)}…`)))));
     });
   }
@@ -264,5 +266,11 @@ export class AnswerView {
 }
 
 export function sourceLine(c) {
-  return c.section && c.section !== c.title ? `${c.title} › ${c.section}` : c.title;
+  const place = c.section && c.section !== c.title ? `${c.title} › ${c.section}` : c.title;
+  return pages(c) ? `${place}, ${pages(c)}` : place;
+}
+
+/** A citation's pages ("p. 12", "pp. 12–13"), "" for a source without pages. */
+function pages(c) {
+  return c.page_start ? pagesText({ first: c.page_start, last: c.page_end ?? c.page_start }) : "";
 }

@@ -1,6 +1,7 @@
-// The source panel: a document's stored text with a span highlighted.
-// Offsets from the server count Unicode code points (Python), so the text is sliced by code
-// points here, not by JavaScript's UTF-16 units.
+// The source panel: a document's stored text with a span highlighted. A paged document (PDF)
+// shows the cited page (with the quote highlighted and the page number), and the reader can
+// turn pages. Offsets from the server count Unicode code points (Python), so the text is
+// sliced by code points here, not by JavaScript's UTF-16 units.
 import { clear, h, show } from "./dom.js";
 
 export class SourcePanel {
@@ -9,6 +10,9 @@ export class SourcePanel {
     this.documents = new Map(); // document id -> Promise of the document (one page session)
     this.part = (id) => root.querySelector(`#${id}`);
     this.part("source-close").addEventListener("click", () => this.close());
+    this.part("page-prev").addEventListener("click", () => this.turn(-1));
+    this.part("page-next").addEventListener("click", () => this.turn(+1));
+    this.view = null;
   }
 
   async document(documentId, tenant) {
@@ -31,8 +35,9 @@ export class SourcePanel {
     try {
       const doc = await this.document(citation.document_id, tenant);
       const chunk = doc.chunks.find((c) => c.chunk_id === citation.chunk_id);
-      this.render(doc, chunk, { start: citation.start, end: citation.end }, citation.quote,
-                  `Citation ${number}`);
+      const quoteSpan = { start: citation.start, end: citation.end };
+      this.show({ doc, chunk, quoteSpan, quote: citation.quote, what: `Citation ${number}`,
+                  pages: pageRange(doc, quoteSpan, citation.page_start, citation.page_end) });
     } catch (error) {
       this.showError(error);
     }
@@ -46,7 +51,8 @@ export class SourcePanel {
       const chunk = await fetchJson(`/v1/chunks/${encodeURIComponent(chunkId)}${query}`);
       const doc = await this.document(chunk.document_id, tenant);
       const span = doc.chunks.find((c) => c.chunk_id === chunkId);
-      this.render(doc, span, null, null, `Chunk ${chunkId}`);
+      this.show({ doc, chunk: span, quoteSpan: null, quote: null, what: `Chunk ${chunkId}`,
+                  pages: pageRange(doc, span) });
     } catch (error) {
       this.showError(error);
     }
@@ -60,16 +66,50 @@ export class SourcePanel {
     this.part("source-path").textContent = "Loading…";
     clear(this.part("source-check"));
     clear(this.part("source-text"));
+    show(this.part("source-pages"), false);
   }
 
-  render(doc, chunk, quoteSpan, quote, what) {
+  /** Render a view: the whole text, or for a paged document the pages in `view.pages`. */
+  show(view) {
+    this.view = view;
+    const { doc, pages } = view;
+    const shown = pages
+      ? { start: doc.pages[pages.first - 1].start, end: doc.pages[pages.last - 1].end }
+      : null;
+    this.render(doc, view.chunk, view.quoteSpan, view.quote, view.what, shown);
+    const nav = show(this.part("source-pages"), Boolean(pages));
+    if (pages) {
+      const { first, last } = pages;
+      this.part("page-label").textContent = (first === last ? `Page ${first}`
+        : `Pages ${first}–${last}`) + ` of ${doc.pages.length}`;
+      nav.dataset.page = String(first);
+      this.part("page-prev").disabled = first <= 1;
+      this.part("page-next").disabled = last >= doc.pages.length;
+    }
+  }
+
+  /** Show the page before or after the one shown (the highlight stays where it is). */
+  turn(step) {
+    if (!this.view?.pages) return;
+    const count = this.view.doc.pages.length;
+    const page = Math.min(count, Math.max(1, (step < 0 ? this.view.pages.first
+      : this.view.pages.last) + step));
+    this.show({ ...this.view, pages: { first: page, last: page } });
+  }
+
+  render(doc, chunk, quoteSpan, quote, what, shown = null) {
     const chars = Array.from(doc.text);
     const slice = (a, b) => chars.slice(a, b).join("");
     const chunkSpan = chunk ? { start: chunk.start, end: chunk.end } : null;
     const text = clear(this.part("source-text"));
-    // Three nested ranges at most: [chunk [quote] chunk]; each boundary cut once.
-    const cuts = [0, chars.length];
-    for (const span of [chunkSpan, quoteSpan]) if (span) cuts.push(span.start, span.end);
+    // Three nested ranges at most: [chunk [quote] chunk]; each boundary cut once, and only
+    // inside the shown stretch (a page range, or the whole text).
+    const lo = shown ? shown.start : 0;
+    const hi = shown ? shown.end : chars.length;
+    const cuts = [lo, hi];
+    for (const span of [chunkSpan, quoteSpan]) {
+      if (span) cuts.push(...[span.start, span.end].filter((x) => x > lo && x < hi));
+    }
     const points = [...new Set(cuts)].sort((a, b) => a - b);
     let chunkNode = null;
     for (let i = 0; i + 1 < points.length; i++) {
@@ -94,8 +134,10 @@ export class SourcePanel {
     const check = clear(this.part("source-check"));
     if (quoteSpan) {
       const ok = slice(quoteSpan.start, quoteSpan.end) === quote;
+      const onPages = doc.pages.length ? `, ${pagesText(pageRange(doc, quoteSpan))}` : "";
       check.append(h("span", { class: ok ? "check ok" : "check bad" },
         ok ? `✓ ${what}: the quote is at characters ${quoteSpan.start}–${quoteSpan.end}`
+             + onPages
            : `✗ ${what}: the text at ${quoteSpan.start}–${quoteSpan.end} differs from the quote`));
     } else {
       check.append(h("span", { class: "check" }, `${what}` + (chunk
@@ -117,6 +159,23 @@ export class SourcePanel {
     show(this.root.querySelector(".source-doc"), false);
     show(this.root.querySelector(".source-empty"));
   }
+}
+
+/** The pages a span lies on ({first, last}, 1-based), or null for a document without pages.
+ * The citation's own page numbers are used when given; they are the same by construction. */
+export function pageRange(doc, span, first = null, last = null) {
+  if (!doc.pages?.length || !span) return null;
+  const at = (offset) => {
+    const page = doc.pages.findLast((p) => p.start <= offset && p.start < p.end);
+    return page ? page.number : 1;
+  };
+  return { first: first ?? at(span.start), last: last ?? at(Math.max(span.start, span.end - 1)) };
+}
+
+/** "p. 12", "pp. 12–13" or "" (no pages). */
+export function pagesText(range) {
+  if (!range) return "";
+  return range.first === range.last ? `p. ${range.first}` : `pp. ${range.first}–${range.last}`;
 }
 
 export async function fetchJson(url) {
