@@ -50,6 +50,40 @@ class Document(Record):
         return bisect_right(self.pages, offset) if self.pages else None
 
 
+class TypedSpan(Record):
+    """A candidate answer inside a sentence: a named entity, a number or a noun phrase."""
+
+    start: int = Field(description="Offset in the chunk's content (or the analysed text).")
+    end: int
+    kind: str = Field(description="Entity label (PERSON, GPE, DATE, ...), or NOUN for a noun "
+                                  "phrase that is no entity.")
+    head: str = Field(description="Lemma of the span's head word, lower case.")
+
+
+class SentenceAnalysis(Record):
+    """One sentence of a chunk as the language analyser saw it (computed at ingest).
+
+    `terms`, `offsets` and `tags` run parallel: one entry per content word (not a stop word
+    or punctuation; numbers always count)."""
+
+    start: int = Field(description="Offset of the sentence in the chunk's content.")
+    end: int
+    terms: tuple[str, ...] = Field(description="Lemmas of the content words, lower case.")
+    offsets: tuple[int, ...] = Field(description="Each content word's offset in the content.")
+    tags: str = Field(description="One letter per content word: N noun, P proper noun, "
+                                  "V verb, A adjective, R adverb, M number, O other.")
+    spans: tuple[TypedSpan, ...] = ()
+    negated: bool = False
+    statement: bool = Field(default=True, description="A declarative sentence with a verb: "
+                            "not a question, heading, list label or fragment.")
+
+
+class ChunkAnalysis(Record):
+    """The language analysis of a chunk's content, stored with it in the snapshot."""
+
+    sentences: tuple[SentenceAnalysis, ...] = ()
+
+
 class Chunk(Record):
     chunk_id: str = Field(description="Stable: same document + same chunking => same id.")
     document_id: str
@@ -92,6 +126,8 @@ class Chunk(Record):
         if self.page_start is None:
             return None
         return self.page_start + bisect_right(self.page_breaks, offset)
+    analysis: ChunkAnalysis | None = Field(
+        default=None, description="Sentences, entities and candidate answers (ingest).")
 
 
 class RankedChunk(Record):
@@ -130,11 +166,75 @@ class ContextDrop(Record):
     detail: str = ""
 
 
+class QuestionAnalysis(Record):
+    """What a question asks for (`citadel.answering.questions`)."""
+
+    wh: str = Field(description="who, what, which, when, where, why, how, how many, "
+                                "how much, how long, yes/no or other")
+    expected: tuple[str, ...] = Field(
+        default=(), description="Span kinds that answer it (PERSON, GPE, DATE, ...); empty "
+                                "when the answer is no typed span (why, how, yes/no).")
+    head: str | None = Field(default=None, description="The noun after which/what, if any.")
+    focus: tuple[str, ...] = Field(default=(), description="What the answer must be about: "
+                                   "the question's content lemmas (stemmed).")
+    tags: str = Field(default="", description="One part-of-speech letter per focus word "
+                                              "(as `SentenceAnalysis.tags`).")
+    rarity: tuple[float, ...] = Field(default=(), description="Per focus word: how rare it is "
+                                      "in English (0 common .. 1 unseen).")
+    entities: tuple[str, ...] = Field(
+        default=(), description="Names, numbers and dates of the question: an answering "
+                                "sentence must state the same ones.")
+    negated: bool = False
+
+
+class SentenceJudgement(Record):
+    """Does one context sentence answer the question, and with which words?"""
+
+    label: str
+    chunk_id: str
+    document_id: str
+    start: int = Field(description="Offset of the sentence in the chunk's content.")
+    end: int
+    text: str = Field(description="The sentence as an answer shows it (markup removed).")
+    answers: bool
+    score: float = Field(description="Calibrated probability that the sentence answers.")
+    span: TypedSpan | None = Field(
+        default=None, description="The answer span (offsets in the chunk's content).")
+    span_text: str | None = None
+    candidates: tuple[str, ...] = Field(
+        default=(), description="Every typed span of the expected kinds the question does "
+                                "not contain (for conflicts between sentences).")
+    matched: tuple[str, ...] = Field(default=(), description="Focus words it states.")
+    reasons: tuple[str, ...] = ()
+
+
+class Judgement(Record):
+    """The judgement stage's verdict on one request's context (`citadel.answering.judgement`):
+    its sentences best first; `answerable` when at least one reaches the threshold."""
+
+    question: QuestionAnalysis
+    sentences: tuple[SentenceJudgement, ...] = ()
+    threshold: float
+    model: str = Field(description="Version of the calibrated weights.")
+    analysed_at_request: int = Field(
+        default=0, description="Context chunks without a stored analysis, analysed now.")
+
+    @property
+    def answering(self) -> tuple[SentenceJudgement, ...]:
+        return tuple(s for s in self.sentences if s.answers)
+
+    @property
+    def answerable(self) -> bool:
+        return any(s.answers for s in self.sentences)
+
+
 class Context(Record):
-    """The chunks handed to the generator for one request, labelled S1..Sn."""
+    """The chunks handed to the generator for one request, labelled S1..Sn, with the
+    judgement of their sentences once the judgement stage has run."""
 
     blocks: tuple[ContextBlock, ...] = ()
     dropped: tuple[ContextDrop, ...] = ()
+    judgement: Judgement | None = None
 
     def get(self, label: str) -> ContextBlock | None:
         for block in self.blocks:
@@ -159,6 +259,14 @@ class DraftSentence(Record):
     citations: tuple[DraftCitation, ...] = ()
 
 
+class DraftSpan(Record):
+    """A generator's claim that these exact words of a block answer the question."""
+
+    label: str
+    text: str
+    kind: str = "NOUN"
+
+
 class Draft(Record):
     """A generator's output before the gate. It holds labels and quotes, never sources."""
 
@@ -174,6 +282,8 @@ class Draft(Record):
     unattached: tuple[DraftCitation, ...] = Field(
         default=(), description="Citations the generator gave that no sentence refers to."
     )
+    span: DraftSpan | None = Field(
+        default=None, description="The answer's exact words; the gate verifies them.")
 
 
 class Citation(Record):
@@ -293,12 +403,31 @@ class Trace(Record):
     retry_reason: str | None = None
     context_dropped: tuple[ContextDrop, ...] = ()
     context_weights: dict[str, float] = Field(default_factory=dict)
+    judgement: Judgement | None = Field(
+        default=None, description="The judgement stage's verdict (its best sentences).")
+    generation_skipped: str | None = Field(
+        default=None, description="Why no generator was called (e.g. nothing answers).")
     latencies_ms: dict[str, float] = Field(default_factory=dict)
+
+
+class AnswerSpan(Record):
+    """The exact words that answer the question, inside a verified citation's quote.
+    Built only by the citation gate, from a generator's `DraftSpan`."""
+
+    text: str
+    kind: str = Field(description="What it is: PERSON, GPE, DATE, CARDINAL, NOUN, ...")
+    label: str
+    chunk_id: str
+    document_id: str
+    start: int = Field(description="Offset in the source document's text.")
+    end: int
 
 
 class Answer(Record):
     answer: str
     citations: tuple[Citation, ...] = ()
+    span: AnswerSpan | None = Field(
+        default=None, description="The answer's exact words inside its first citation.")
     grounded: bool
     abstained: bool
     conflict: Conflict | None = None

@@ -159,7 +159,9 @@ def test_sigkill_mid_build_leaves_old_snapshot_serving_and_rebuild_succeeds(
     for kill_point in (lambda: bool(_building_ids(home, old_id)), new_staging_dir):
         earlier = staging_dirs()
         proc = _spawn_ingest(home, corpus)
-        _kill_when(proc, kill_point)
+        # A build analyses every chunk (spaCy) before it writes: allow a loaded machine time
+        # to reach the write.
+        _kill_when(proc, kill_point, timeout=600)
         assert proc.returncode == -signal.SIGKILL
         catalog = Catalog(home)
         assert catalog.alias() == old_id

@@ -18,6 +18,7 @@ import numpy as np
 from tqdm import tqdm
 
 from citadel.config import Settings
+from citadel.ingest.analysis import analyse_chunks
 from citadel.ingest.chunking import ChunkingParams, chunk_document
 from citadel.ingest.embedding_cache import EmbeddingCache, embed_cached
 from citadel.ingest.loaders import Skipped, load_corpus
@@ -34,10 +35,12 @@ from citadel.records import Chunk, Document
 from citadel.retrieval.backends import Backend, get_backend
 from citadel.retrieval.backends.readiness import alias_mismatch
 from citadel.retrieval.embedders import Embedder, get_embedder
+from citadel.text.analysis import Analyser
 
 EMBED_BATCH = 256
 # The points where `fault` is called, in order; a crash may happen before any of them.
-STAGES = ("load", "chunk", "embed", "write", "manifest", "validate", "complete", "activate")
+STAGES = ("load", "chunk", "embed", "analyse", "write", "manifest", "validate", "complete",
+          "activate")
 
 
 class IngestError(RuntimeError):
@@ -77,13 +80,14 @@ def ingest(
     fault: Callable[[str], None] | None = None,
     cache: EmbeddingCache | None = None,
     on_wait: Callable[[str], None] | None = None,
+    analyser: Analyser | None = None,
 ) -> IngestReport:
     """Build (or reuse) the snapshot for these files and make it active.
 
     `fault` is called with each stage name (`STAGES`) before the stage runs; tests use it to
     inject a crash between stages. `cache` defaults to `<home>/cache/embeddings.sqlite`.
     `on_wait` is told who holds the build lock when another ingest is building the same
-    snapshot.
+    snapshot. `analyser` (default: a new `Analyser`) analyses every chunk of a new build.
     """
     started = time.perf_counter()
     marks: dict[str, float] = {}
@@ -98,6 +102,7 @@ def ingest(
     if not corpus.documents:
         raise IngestError("nothing could be ingested", corpus.skipped)
     embedder = embedder or get_embedder(settings.embedder)
+    analyser = analyser or Analyser()
     backend = backend or get_backend(settings)
     catalog = Catalog(settings.home)
     params = ChunkingParams(settings.chunk_size, settings.chunk_overlap)
@@ -106,7 +111,8 @@ def ingest(
     chunks = chunk_documents(corpus.documents, params)
     if not chunks:
         raise IngestError("the files contain no text to index", corpus.skipped)
-    fp = fingerprint(list(corpus.documents), embedder, params, backend.lexical_semantics)
+    fp = fingerprint(list(corpus.documents), embedder, params, backend.lexical_semantics,
+                     analyser.identity())
     snapshot_id = fp.snapshot_id
 
     embedded = cached = 0
@@ -117,8 +123,9 @@ def ingest(
             reused = _reusable(catalog, backend, snapshot_id)
             if not reused:
                 embedded, cached = _build(
-                    snapshot_id, fp, corpus.documents, chunks, settings, embedder, backend,
-                    catalog, cache or EmbeddingCache.for_home(settings.home), progress, stage,
+                    snapshot_id, fp, corpus.documents, chunks, settings, embedder, analyser,
+                    backend, catalog, cache or EmbeddingCache.for_home(settings.home),
+                    progress, stage,
                 )
     stage("activate")
     activated = _activate(catalog, snapshot_id, backend) if activate else False
@@ -152,6 +159,7 @@ def _build(
     chunks: Sequence[Chunk],
     settings: Settings,
     embedder: Embedder,
+    analyser: Analyser,
     backend: Backend,
     catalog: Catalog,
     cache: EmbeddingCache,
@@ -164,6 +172,8 @@ def _build(
         stage("embed")
         texts = [index_text(c) for c in chunks]
         vectors, embedded = embed_cached(embedder, texts, cache, progress)
+        stage("analyse")
+        chunks = analyse_chunks(chunks, analyser, progress)
         stage("write")
         backend.write_snapshot(snapshot_id, documents, chunks, vectors, texts)
         stage("manifest")

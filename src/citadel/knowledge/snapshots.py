@@ -26,12 +26,15 @@ from citadel.knowledge.sqlite_wal import enable_wal
 from citadel.records import Document
 from citadel.retrieval.embedders.base import Embedder
 from citadel.retrieval.lexical import SEMANTICS as LEXICAL_SEMANTICS
+from citadel.text.analysis import analyser_identity
 
 # 2: chunks carry injection-screening flags (suspicious, suspicious_reason) and HTML documents
 # their hidden_spans; a version-1 snapshot has no flags and must not be served.
 # 3: PDF documents carry their page boundaries and outline, and chunks their pages
 # (page_start, page_end, page_breaks), which citations name.
-KNOWLEDGE_SCHEMA_VERSION = 3
+# 4: chunks carry their language analysis (`Chunk.analysis`: sentences, entities, candidate
+# answer spans), and the analyser's identity is part of the fingerprint.
+KNOWLEDGE_SCHEMA_VERSION = 4
 MANIFEST_FORMAT = "citadel-snapshot-manifest/1"
 DENSE_SCHEMA = {"dtype": "float32", "metric": "cosine", "normalised": True}
 SPARSE_SCHEMA = {"kind": "bm25-terms", "version": 1}
@@ -64,6 +67,7 @@ class Fingerprint(BaseModel):
     sparse_schema: dict[str, Any] = SPARSE_SCHEMA
     chunking: dict[str, Any]
     lexical: dict[str, Any] = LEXICAL_SEMANTICS
+    analysis: dict[str, Any] = {}
 
     @property
     def snapshot_id(self) -> str:
@@ -78,6 +82,7 @@ class Fingerprint(BaseModel):
             "dense_schema": self.dense_schema,
             "sparse_schema": self.sparse_schema,
             "lexical": self.lexical,
+            "analysis": self.analysis,
         }
 
 
@@ -96,14 +101,17 @@ def fingerprint(
     embedder: Embedder,
     chunking: Fingerprinted,
     lexical: dict[str, Any] | None = None,
+    analysis: dict[str, Any] | None = None,
 ) -> Fingerprint:
-    """`lexical` is the backend's lexical semantics (`Backend.lexical_semantics`)."""
+    """`lexical` is the backend's lexical semantics (`Backend.lexical_semantics`), `analysis`
+    the identity of the analyser that analysed the chunks (default: the installed one)."""
     return Fingerprint(
         corpus_sha256=corpus_sha256(documents),
         documents=len(documents),
         embedder=embedder.fingerprint(),
         chunking=chunking.fingerprint(),
         lexical=LEXICAL_SEMANTICS if lexical is None else lexical,
+        analysis=analyser_identity() if analysis is None else analysis,
     )
 
 
@@ -117,6 +125,7 @@ def runtime_fingerprint(
         "dense_schema": DENSE_SCHEMA,
         "sparse_schema": SPARSE_SCHEMA,
         "lexical": LEXICAL_SEMANTICS if lexical is None else lexical,
+        "analysis": analyser_identity(),
     }
 
 

@@ -51,3 +51,16 @@ def locate_quote(quote: str, content: str) -> tuple[int, int] | None:
     first = pos  # position in haystack (padding shifts by one, the leading space by one back)
     last = first + len(needle) - 1
     return index[first], index[last] + 1
+
+
+def locate_span(span: str, quote: str) -> tuple[int, int] | None:
+    """(start, end) of a short answer span ("Lyon", "1066") inside an already verified quote,
+    on token boundaries; no minimum length, since the quote itself was verified."""
+    needle = normalize(span)
+    if not needle:
+        return None
+    haystack, index = normalize_with_map(quote)
+    pos = f" {haystack} ".find(f" {needle} ")
+    if pos < 0:
+        return None
+    return index[pos], index[pos + len(needle) - 1] + 1

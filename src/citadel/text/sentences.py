@@ -8,6 +8,12 @@ import re
 # or at a line break (Markdown lists and paragraphs put one idea per line).
 _BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]*[A-Z0-9£€$*_-])|\n+")
 _ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "mr.", "mrs.", "ms.", "dr.", "no.", "approx.")
+_MARKUP = re.compile(r"^\s*(?:[-*+>]|\d+[.)])\s+|\*\*|__|`")
+
+
+def display_text(sentence: str) -> str:
+    """A sentence without Markdown list/emphasis markup (the gate ignores punctuation)."""
+    return re.sub(r"\s+", " ", _MARKUP.sub("", sentence)).strip()
 
 
 def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
