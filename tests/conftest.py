@@ -92,15 +92,14 @@ def postgres_database(make_postgres_database) -> str:
 @pytest.fixture(scope="session")
 def documents_engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
     """The 14 real PDF samples (the password-protected one opened by its configured password)
-    and a generated Word file, ingested with the hashing embedder. Its dense scores are low,
-    so the extractive generator answers from a support of 0.5 (the default 0.6 suits MiniLM)."""
+    and a generated Word file, ingested with the hashing embedder; the judgement's default
+    threshold applies."""
     from tests.documents import PASSWORD, PASSWORD_PDF, samples, write_docx
 
     words = tmp_path_factory.mktemp("word")
     write_docx(words / "service-levels.docx")
     home = tmp_path_factory.mktemp("documents-home")
-    settings = hashing_settings(home, support_threshold=0.5,
-                                pdf_passwords={PASSWORD_PDF: PASSWORD})
+    settings = hashing_settings(home, pdf_passwords={PASSWORD_PDF: PASSWORD})
     ingest([samples(), words], settings, embedder=HashingEmbedder(), progress=False)
     engine = Engine.open(settings, embedder=HashingEmbedder())
     yield engine

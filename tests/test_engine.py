@@ -78,7 +78,7 @@ def test_answer_carries_a_complete_trace(hashing_engine):
     assert t.snapshot_id == hashing_engine.index.snapshot_id
     assert t.retrieved and t.context_labels and t.citations_available
     assert t.retrieval_config_version.startswith("rc-")
-    assert t.prompt_version == "extractive-v1"
+    assert t.prompt_version == "extractive-v2"
     assert {"retrieve", "build_context", "generate", "gate", "total"} <= set(t.latencies_ms)
     for c in answer.citations:
         assert c.chunk_id in t.retrieved

@@ -207,3 +207,26 @@ def test_a_chunk_cannot_claim_pages_it_does_not_span():
                 {"page_start": 0, "page_end": 0}):
         with pytest.raises(ValidationError):
             Chunk(**fields, **bad)
+
+
+def test_gate_verifies_the_answer_span_inside_a_kept_quote():
+    from citadel.records import DraftSpan
+
+    ctx = context_of(make_chunk())
+    quote = "Returns are accepted within 30 days of delivery."
+    d = draft(("S1", quote)).model_copy(update={"span": DraftSpan(label="S1", text="30 days",
+                                                                  kind="DATE")})
+    result = gate(d, ctx, "kb-1")
+    assert result.span is not None and result.span.text == "30 days"
+    assert SOURCE_TEXT[result.span.start:result.span.end] == "30 days"
+    assert result.span.chunk_id == "refunds-policy#2"
+
+
+def test_gate_drops_a_span_not_in_the_quote_or_of_another_label():
+    from citadel.records import DraftSpan
+
+    ctx = context_of(make_chunk())
+    quote = "Returns are accepted within 30 days of delivery."
+    for span in (DraftSpan(label="S1", text="90 days"), DraftSpan(label="S2", text="30 days")):
+        assert gate(draft(("S1", quote)).model_copy(update={"span": span}), ctx,
+                    "kb-1").span is None

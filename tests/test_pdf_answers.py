@@ -40,8 +40,7 @@ def test_a_word_answer_cites_its_heading_and_no_page(documents_engine):
 
 
 def test_cli_ask_prints_the_page_of_a_pdf_citation(documents_engine):
-    env = {"CITADEL_HOME": str(documents_engine.settings.home), "CITADEL_EMBEDDER": "hashing",
-           "CITADEL_SUPPORT_THRESHOLD": "0.5"}
+    env = {"CITADEL_HOME": str(documents_engine.settings.home), "CITADEL_EMBEDDER": "hashing"}
     result = CliRunner().invoke(main, ["ask", GEOTOPO_QUESTION], env=env)
     assert result.exit_code == 0, result.output
     source_lines = [line for line in result.output.splitlines()

@@ -13,10 +13,10 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "citadel"
 ALLOWED = {
     "records": set(),
     "config": set(),
-    "text": set(),
+    "text": {"records"},
     "gate": {"records", "text"},
     "retrieval": {"records", "config", "text"},
-    "knowledge": {"records", "config", "retrieval"},
+    "knowledge": {"records", "config", "text", "retrieval"},
     "ingest": {"records", "config", "text", "retrieval", "knowledge"},
     "observability": {"records", "config"},
     "answering": {"records", "config", "text", "gate"},

@@ -84,7 +84,13 @@ class Settings(BaseModel):
 
     # Generation.
     generator: str = "extractive"
-    support_threshold: float = Field(default=0.6, ge=0.0, le=1.0)
+    # The judgement stage (citadel.answering.judgement): a context sentence answers when its
+    # calibrated probability reaches this; below it for every sentence, the answer abstains
+    # (without a model call). The default is the threshold chosen on the training data by
+    # scripts/train_judgement.py (the shipped weights record it too).
+    support_threshold: float = Field(default=0.38, ge=0.0, le=1.0)
+    judgement_weights: Path | None = Field(
+        default=None, description="Judgement weights file (default: the shipped ones).")
     max_answer_sentences: int = Field(default=2, ge=1, le=10)
     max_question_chars: int = Field(default=2000, ge=1)
     max_concurrent_answers: int = Field(

@@ -18,7 +18,7 @@ from typing import Any
 from citadel.answering.conflict_answer import compose as compose_conflict_answer
 from citadel.answering.conflicts import check_conflicts
 from citadel.answering.context import build_context
-from citadel.answering.draft_review import attempt_record
+from citadel.answering.draft_review import attempt_record, review_answers
 from citadel.answering.fallbacks import (
     NO_SOURCES,
     RETRIEVAL_FAILED,
@@ -28,7 +28,9 @@ from citadel.answering.fallbacks import (
     sources_consulted,
 )
 from citadel.answering.generators import Generator, get_generator
+from citadel.answering.judgement import Judge, for_trace
 from citadel.answering.sentence_release import SentenceRelease
+from citadel.answering.span_conflicts import span_conflict
 from citadel.answering.streaming import DoneEvent, MetaEvent, StreamEvent, answer_events
 from citadel.answering.supersession import add_successor_sections
 from citadel.config import Settings
@@ -103,6 +105,7 @@ class Engine:
         *,
         reranker: Reranker | None = None,
         request_log: RequestLog | None = None,
+        judge: Judge | None = None,
     ) -> None:
         self.settings = settings
         self.index = index
@@ -110,6 +113,7 @@ class Engine:
         self.generator = generator
         self.reranker = reranker  # None: no rerank stage
         self.request_log = request_log  # None: requests leave no record (unit tests)
+        self.judge = judge or Judge.from_settings(settings)
 
     @classmethod
     def open(
@@ -121,10 +125,11 @@ class Engine:
         reranker: Reranker | None = None,
         request_log: RequestLog | None = None,
         backend: Backend | None = None,
+        judge: Judge | None = None,
     ) -> Engine:
         """Open the active snapshot, refusing one that is incomplete or incompatible.
 
-        The reranker and the request log come from the settings unless given."""
+        The reranker, the request log and the judge come from the settings unless given."""
         settings = settings or Settings.load()
         embedder = embedder or get_embedder(settings.embedder)
         owned = backend is None
@@ -146,8 +151,10 @@ class Engine:
             raise NotReady(mismatch)
         if request_log is None and settings.log_requests:
             request_log = RequestLog.from_settings(settings)
-        return cls(settings, index, embedder, generator or get_generator(settings),
-                   reranker=reranker or get_reranker(settings), request_log=request_log)
+        judge = judge or Judge.from_settings(settings)
+        return cls(settings, index, embedder, generator or get_generator(settings, judge),
+                   reranker=reranker or get_reranker(settings), request_log=request_log,
+                   judge=judge)
 
     def close(self) -> None:
         self.index.close()
@@ -214,8 +221,9 @@ class Engine:
         category: str | None,
         request_id: str | None,
     ) -> tuple[_RequestTrace, Context, Answer | None]:
-        """Every stage before generation: the trace, the context, and the answer when one is
-        already decided (retrieval failed, no sources, a conflict answered), else None."""
+        """Every stage before generation: the trace, the context (with its judgement), and
+        the answer when one is already decided (retrieval failed, no sources, a conflict
+        answered, no sentence of the context answers), else None."""
         trace = _RequestTrace(request_id or uuid.uuid4().hex)
         trace.fields.update(
             question_sha256=hashlib.sha256(question.encode()).hexdigest(),
@@ -273,13 +281,23 @@ class Engine:
             trace.fields["fallback_used"] = True
             return trace, context, self._abstain(question, context, trace, NO_SOURCES)
 
+        with trace.stage("judge"):
+            judgement = self.judge.judge(question, context)
+        context = context.model_copy(update={"judgement": judgement})
+        trace.fields["judgement"] = for_trace(judgement)
+
+        gap = self.settings.conflict_authority_gap
         with trace.stage("conflicts"):
-            conflict = check_conflicts(question, context,
-                                       authority_gap=self.settings.conflict_authority_gap)
+            conflict = (check_conflicts(question, context, authority_gap=gap)
+                        or span_conflict(judgement, context, authority_gap=gap))
         if conflict is not None:
             answer = self._conflicted(question, conflict, context, trace)
             if answer is not None:
                 return trace, context, answer
+        if not judgement.answerable:
+            # No sentence answers: abstain before any generator (and model) is called.
+            trace.fields["generation_skipped"] = "no context sentence answers the question"
+            return trace, context, self._abstain(question, context, trace)
         return trace, context, None
 
     def generate_and_gate(
@@ -298,7 +316,7 @@ class Engine:
                          else self.generator.generate(question, context, feedback))
             with trace.stage("gate" + suffix):
                 result = gate(draft, context, self.index.snapshot_id)
-            feedback = self.generator.review(draft, result)
+            feedback = self.review(draft, result, context)
             attempts.append(attempt_record(draft, result, feedback))
             dropped.extend(result.dropped)
             trace.fields.update(attempts=tuple(attempts), citations_dropped=tuple(dropped),
@@ -307,6 +325,15 @@ class Engine:
             if feedback is None:
                 break
         return draft, result, feedback is None
+
+    def review(self, draft: Draft, result: GateResult, context: Context) -> RetryFeedback | None:
+        """The generator's own review, then the judgement's: a kept sentence whose verified
+        quotes do not answer the question, or that states another answer than its quotes,
+        is refused like an uncited one."""
+        feedback = self.generator.review(draft, result)
+        if feedback is None and not draft.abstain and context.judgement is not None:
+            feedback = review_answers(result, context)
+        return feedback
 
     def stream(
         self,
@@ -376,12 +403,12 @@ class Engine:
                         one = Draft(sentences=(item,), generator=self.generator.name,
                                     prompt_version=self.generator.prompt_version)
                         result = gate(one, context, snapshot_id)
-                        if result.sentences and self.generator.review(one, result) is None:
+                        if result.sentences and self.review(one, result, context) is None:
                             yield from out.release(result)
                     if draft is None:
                         raise RuntimeError("the generator's stream ended without its draft")
                     whole = gate(draft, context, snapshot_id)
-                    feedback = None if out.released else self.generator.review(draft, whole)
+                    feedback = None if out.released else self.review(draft, whole, context)
                     if not out.released and feedback is None and not draft.abstain:
                         yield from out.release(whole)  # e.g. a JSON reply, judged whole
                     attempts.append(attempt_record(draft, whole, feedback))
@@ -478,6 +505,7 @@ class Engine:
         return Answer(
             answer=result.render(),
             citations=result.citations,
+            span=result.span,
             grounded=True,
             abstained=False,
             degraded=trace.fields.get("degraded", False),

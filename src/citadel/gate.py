@@ -12,14 +12,16 @@ import hashlib
 import re
 
 from citadel.records import (
+    AnswerSpan,
     Citation,
     Context,
     Draft,
     DraftCitation,
+    DraftSpan,
     DroppedCitation,
     Record,
 )
-from citadel.text.quotes import locate_quote, normalize
+from citadel.text.quotes import locate_quote, locate_span, normalize
 
 # Any bracketed marker a generator may write: [S1], [S1, S2], [Source: spec.pdf §4.2], ...
 MARKER = re.compile(r"\s*\[[^\[\]\n]{0,300}(?:\]|$)")  # an unterminated one too
@@ -34,6 +36,7 @@ class GateResult(Record):
     sentences: tuple[GatedSentence, ...] = ()
     citations: tuple[Citation, ...] = ()
     dropped: tuple[DroppedCitation, ...] = ()
+    span: AnswerSpan | None = None
 
     def render(self) -> str:
         """Answer text with one `[Sn]` marker per surviving citation label."""
@@ -125,4 +128,21 @@ def gate(draft: Draft, context: Context, snapshot_id: str) -> GateResult:
         for dc in draft.unattached
     )
     return GateResult(sentences=tuple(sentences), citations=tuple(citations),
-                      dropped=tuple(dropped))
+                      dropped=tuple(dropped), span=verify_span(draft.span, citations))
+
+
+def verify_span(span: DraftSpan | None, citations: list[Citation]) -> AnswerSpan | None:
+    """The answer span, if it lies inside a verified quote of the block it names: offsets
+    in the source document come from that citation; otherwise there is no span."""
+    if span is None:
+        return None
+    for c in citations:
+        if c.label != span.label:
+            continue
+        found = locate_span(span.text, c.quote)
+        if found is not None:
+            start, end = found
+            return AnswerSpan(text=c.quote[start:end], kind=span.kind, label=c.label,
+                              chunk_id=c.chunk_id, document_id=c.document_id,
+                              start=c.start + start, end=c.start + end)
+    return None

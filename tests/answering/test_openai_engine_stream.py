@@ -31,9 +31,12 @@ def llm():
 
 
 def make_engine(hashing_engine: Engine, llm: ScriptedLLM, model: str, **overrides) -> Engine:
+    # support_threshold 0: every statement counts as answering, so the judgement stage lets
+    # the scripted two-sentence answer through; what is pinned here is the streaming (its
+    # own refusals are tested in tests/answering/test_judgement_engine.py).
     values = dict(home=hashing_engine.settings.home, embedder="hashing", generator="openai",
                   llm_base_url=llm.base_url, llm_model=model, llm_timeout=5.0,
-                  llm_max_retries=1, llm_backoff=0.01)
+                  llm_max_retries=1, llm_backoff=0.01, support_threshold=0.0)
     values.update(overrides)
     settings = Settings(**values)
     return Engine(settings, hashing_engine.index, hashing_engine.embedder,

@@ -48,7 +48,7 @@ def test_engine_writes_one_complete_record_per_answer(hashing_engine, tmp_path):
     assert r.retrieval_ok and not r.rerank_ran and not r.degraded and not r.fallback_used
     assert r.citations_available and r.citations_emitted == len(answer.citations) >= 1
     assert r.grounded and not r.abstained and not r.conflict
-    assert (r.generator, r.prompt_version) == ("extractive", "extractive-v1")
+    assert (r.generator, r.prompt_version) == ("extractive", "extractive-v2")
     assert r.retrieval_config_version == t.retrieval_config_version
     assert r.latencies_ms == t.latencies_ms and "retrieve" in r.latencies_ms
     assert [c.chunk_id for c in r.cited] == [c.chunk_id for c in answer.citations]

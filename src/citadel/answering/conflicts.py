@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from citadel.answering.facts import (
@@ -45,9 +46,8 @@ from citadel.answering.facts import (
     extract_facts,
     subject_terms,
 )
-from citadel.answering.generators.extractive import display_text
 from citadel.records import Conflict, ConflictSide, Context, ContextBlock
-from citadel.text.sentences import sentence_spans
+from citadel.text.sentences import display_text, sentence_spans
 from citadel.text.terms import content_terms, tokens
 
 MIN_RELEVANCE = 0.5
@@ -223,39 +223,61 @@ def _states(found: list[Candidate], holder: Candidate, other: Candidate) -> bool
                and agree(c.fact, other.fact) for c in found)
 
 
-def _rank(c: Candidate) -> tuple[float, dt.date]:
-    return c.block.chunk.authority, c.block.chunk.effective_date or dt.date.min
+def _side(c: Candidate) -> ConflictSide:
+    return ConflictSide(label=c.block.label, chunk_id=c.block.chunk.chunk_id,
+                        document_id=c.block.chunk.document_id, title=c.block.chunk.title,
+                        value=c.fact.text, quote=c.fact.sentence,
+                        authority=c.block.chunk.authority,
+                        effective_date=c.block.chunk.effective_date)
 
 
 def _conflict(group: list[Candidate], ties: set[str], authority_gap: float) -> Conflict:
-    ordered = sorted(group, key=_rank, reverse=True)
+    sides = [_side(c) for c in group]
+    fact_of = {(s.chunk_id, s.value, s.quote): c.fact for s, c in zip(sides, group, strict=True)}
+
+    def same(a: ConflictSide, b: ConflictSide) -> bool:
+        return agree(fact_of[(a.chunk_id, a.value, a.quote)],
+                     fact_of[(b.chunk_id, b.value, b.quote)])
+
+    def attribute(lead: ConflictSide, rivals: list[ConflictSide]) -> str:
+        lead_fact = fact_of[(lead.chunk_id, lead.value, lead.quote)]
+        shared = ties & lead_fact.subject
+        for r in rivals:
+            shared &= fact_of[(r.chunk_id, r.value, r.quote)].subject
+        return f"{_surface(lead_fact.sentence, shared)} ({_KIND_NOUN[lead_fact.kind]})"
+
+    return resolve(sides, same, attribute, authority_gap)
+
+
+def _rank(side: ConflictSide) -> tuple[float, dt.date]:
+    return side.authority, side.effective_date or dt.date.min
+
+
+def resolve(
+    sides: Sequence[ConflictSide],
+    same: Callable[[ConflictSide, ConflictSide], bool],
+    attribute: Callable[[ConflictSide, list[ConflictSide]], str],
+    authority_gap: float,
+) -> Conflict:
+    """The conflict rule, for any kind of disputed value (numbers and dates here, answer
+    spans in `span_conflicts`): sides ordered by authority, then recency; the lead is
+    followed when it outranks every side that disagrees with it (`same` is false) by the
+    authority gap, otherwise the conflict is flagged."""
+    ordered = sorted(sides, key=_rank, reverse=True)
     lead = ordered[0]
-    rivals = [c for c in ordered if not agree(lead.fact, c.fact)]
-    rival_authority = max(c.block.chunk.authority for c in rivals)
-    gap = lead.block.chunk.authority - rival_authority
+    rivals = [c for c in ordered if not same(lead, c)]
+    gap = lead.authority - max(c.authority for c in rivals)
     resolution = "authoritative" if gap >= authority_gap - 1e-9 else "flagged"
     strictly_first = _rank(lead) > max(_rank(c) for c in rivals)
     preferred = lead if resolution == "authoritative" or strictly_first else None
-    shared = ties & lead.fact.subject
-    for c in rivals:
-        shared &= c.fact.subject
-    attribute = f"{_surface(lead.fact.sentence, shared)} ({_KIND_NOUN[lead.fact.kind]})"
-    sides = tuple(
-        ConflictSide(label=c.block.label, chunk_id=c.block.chunk.chunk_id,
-                     document_id=c.block.chunk.document_id, title=c.block.chunk.title,
-                     value=c.fact.text, quote=c.fact.sentence,
-                     authority=c.block.chunk.authority,
-                     effective_date=c.block.chunk.effective_date)
-        for c in ordered
-    )
     return Conflict(
-        attribute=attribute,
-        values=tuple(s.value for s in sides),
-        chunk_ids=tuple(s.chunk_id for s in sides),
-        preferred_chunk_id=preferred.block.chunk.chunk_id if preferred else None,
-        explanation=explain(sides, resolution, preferred is not None),
+        attribute=attribute(lead, rivals),
+        values=tuple(s.value for s in ordered),
+        chunk_ids=tuple(s.chunk_id for s in ordered),
+        preferred_chunk_id=preferred.chunk_id if preferred else None,
+        explanation=explain(tuple(ordered), resolution, preferred is not None),
         resolution=resolution,
-        sides=sides,
+        sides=tuple(ordered),
     )
 
 

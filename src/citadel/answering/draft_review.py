@@ -5,15 +5,30 @@ left may be shown. A draft is refused when its output was unusable, when a factu
 lost all its citations, when a kept sentence states a number none of its quotes contains,
 or when fewer than `support_threshold` of the citations the generator attempted survived.
 The problems are phrased for the model, so a retry can fix them.
+
+`review_answers` adds the judgement stage's check (run by the engine for every generator): a
+kept sentence whose verified quotes do not answer the question, or that states a name,
+number or date its answering quotes do not (another answer than the evidence gives), is
+refused like an uncited one.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from citadel.answering.generators.structured_output import is_factual, numbers_in
 from citadel.gate import GateResult
-from citadel.records import Draft, DroppedCitation, GenerationAttempt, RetryFeedback
+from citadel.records import (
+    Citation,
+    Context,
+    Draft,
+    DroppedCitation,
+    GenerationAttempt,
+    RetryFeedback,
+    SentenceJudgement,
+)
+from citadel.text.quotes import normalize
 
 MAX_PROBLEMS = 8
 _SHOWN = 100  # characters of a quote or sentence repeated back to the model
@@ -103,3 +118,54 @@ def attempt_record(
         abstained=draft.abstain,
         problem=",".join(feedback.reasons) if feedback else None,
     )
+
+
+def review_answers(result: GateResult, context: Context) -> RetryFeedback | None:
+    """None if every kept sentence cites a sentence that answers the question and states
+    no other answer than its quotes give, else why not."""
+    judgement = context.judgement
+    if judgement is None:
+        return None
+    answering = judgement.answering
+    reasons: list[str] = []
+    problems: list[str] = []
+    for sentence in result.sentences:
+        cites = [c for c in result.citations if c.label in sentence.labels]
+        backing = [j for j in answering if any(_covers(c, j, context) for c in cites)]
+        if not backing:
+            reasons.append("non_answering_quote")
+            problems.append(f'The sentence "{_short(sentence.text)}" cites quotes that do not '
+                            "answer the question; quote the sentence that does.")
+        elif _other_answer(sentence.text, backing, cites):
+            reasons.append("contradicts_quote")
+            problems.append(f'The sentence "{_short(sentence.text)}" gives another answer than '
+                            "its quotes; state what the quoted sentence says.")
+    if not reasons:
+        return None
+    return RetryFeedback(reasons=tuple(dict.fromkeys(reasons)),
+                         problems=tuple(dict.fromkeys(problems))[:MAX_PROBLEMS])
+
+
+def _covers(citation: Citation, judged: SentenceJudgement, context: Context) -> bool:
+    """The citation's quote overlaps the judged sentence (same block)."""
+    block = context.get(citation.label)
+    if block is None or judged.label != citation.label:
+        return False
+    start, end = citation.start - block.chunk.start, citation.end - block.chunk.start
+    return start < judged.end and judged.start < end
+
+
+_VALUE = re.compile(r"(?<!^)(?<![.!?]\s)\b[A-Z][\w'-]+|\b\d[\d.,:]*\b")
+
+
+def _other_answer(text: str, backing: list[SentenceJudgement], cites: list[Citation]) -> bool:
+    """The sentence states none of the answers its quotes give, but names a value (a capital
+    word or a number) that no quote contains."""
+    answers = [a for j in backing for a in (j.span_text, *j.candidates) if a]
+    if not answers:
+        return False
+    said = f" {normalize(text)} "
+    if any(f" {normalize(a)} " in said for a in answers):
+        return False
+    quoted = " ".join(f" {normalize(c.quote)} " for c in cites)
+    return any(f" {normalize(v)} " not in quoted for v in _VALUE.findall(text.strip()))

@@ -33,6 +33,8 @@ def render_answer(answer: Answer) -> str:
         lines.append("Sources:")
         for c in answer.citations:
             lines.append(f'  [{c.chunk_id}] "{c.quote}" ({where(c)})')
+    if answer.span is not None:
+        lines.append(f"Exact answer: {answer.span.text} [{answer.span.chunk_id}]")
     if answer.missing:
         lines.append(f"Missing: {answer.missing}")
     if answer.abstained or answer.missing:

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 from citadel.answering.generators.base import Generator
+from citadel.answering.judgement import Judge
 from citadel.config import ConfigError, Settings
 
 
-def get_generator(settings: Settings) -> Generator:
+def get_generator(settings: Settings, judge: Judge | None = None) -> Generator:
+    """`judge` (the engine's) judges contexts that reach the generator without a judgement."""
     if settings.generator == "extractive":
         from citadel.answering.generators.extractive import ExtractiveGenerator
 
         return ExtractiveGenerator(
             support_threshold=settings.support_threshold,
             max_sentences=settings.max_answer_sentences,
+            judge=judge,
         )
     if settings.generator == "openai":
         return _openai_generator(settings)

@@ -72,6 +72,7 @@ export class AnswerView {
     this.streaming = false;
     this.text = answer.answer; // the final answer is authoritative
     this.renderText();
+    this.renderCitationList(); // now with the answer span marked in its quote
     this.renderVerdict(answer);
     this.renderConflict(answer.conflict, answer);
     if (answer.abstained) this.renderAbstention(answer);
@@ -156,6 +157,18 @@ export class AnswerView {
     return link;
   }
 
+  /** The quote, with the answer's exact words (`answer.span`) marked when they lie in it. */
+  quoteParts(c) {
+    const span = this.answer && this.answer.span;
+    if (!span || span.chunk_id !== c.chunk_id || span.start < c.start || span.end > c.end) {
+      return [c.quote];
+    }
+    const a = span.start - c.start;
+    const b = span.end - c.start;
+    return [c.quote.slice(0, a), h("mark", { class: "answer-span" }, c.quote.slice(a, b)),
+      c.quote.slice(b)];
+  }
+
   renderCitationList() {
     const list = clear(this.part("citation-list"));
     show(this.part("citations"), this.citations.length > 0);
@@ -168,7 +181,7 @@ export class AnswerView {
         h("span", { class: "citation-n" }, String(i + 1)),
         h("span", { class: "citation-body" },
           h("span", { class: "citation-title" }, sourceLine(c)),
-          h("q", { class: "citation-quote" }, c.quote),
+          h("q", { class: "citation-quote" }, ...this.quoteParts(c)),
           h("span", { class: "citation-receipt" },
             `${c.source} · chars ${c.start}–${c.end}${pages(c) ? ` · ${pages(c)}` : ""} · `
             + `${c.snapshot_id} · `
