@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 export CITADEL_HOME ?= .citadel
 QUESTION ?= How long do I have to return an item?
 
-.PHONY: setup demo test lint bench poison clean postgres postgres-stop eval chromium bench-backends bench-reingest llm-demo
+.PHONY: setup demo test lint bench poison clean postgres postgres-stop eval chromium bench-backends bench-reingest llm-demo squad2 counterfactual train-judgement judgement-cv bench-judgement
 
 setup: $(STAMP)
 
@@ -59,6 +59,23 @@ poison: $(STAMP)  ## the poison/conflict cases end to end; fails unless every ca
 
 eval: $(STAMP)
 	$(BIN)/citadel eval --suite demo --check
+
+# Public QA data nobody here wrote (../shared/data/squad2): minutes, not part of `make test`.
+squad2: $(STAMP)  ## SQuAD 2.0 dev-half: answerable correct, false abstention, unanswerable abstained
+	$(BIN)/citadel eval --suite squad2 --check
+
+counterfactual: $(STAMP)  ## swapped-entity twins of SQuAD paragraphs: flagged / fooled
+	$(BIN)/citadel eval --suite counterfactual --check
+
+train-judgement: $(STAMP)  ## refit the judgement weights (cross-validated by article)
+	$(BIN)/python -m pip install --quiet -e '.[train]'
+	$(BIN)/python scripts/train_judgement.py
+
+judgement-cv: $(STAMP)  ## every suite end to end with weights that never saw the question's article
+	$(BIN)/python scripts/judgement_cv.py --out eval-results/judgement-cv.json
+
+bench-judgement: $(STAMP)  ## judgement p50 per answer; ingest with vs without analysis
+	$(BIN)/python benchmarks/judgement_latency.py
 
 clean:
 	rm -rf $(VENV) .citadel .pytest_cache

@@ -7,10 +7,12 @@ import click
 
 from citadel.config import Settings
 
-SUITES = ("demo", "scifact", "poison")
+SUITES = ("demo", "scifact", "poison", "squad2", "counterfactual")
 GATE_METRICS = ("citation_integrity", "quote_validity")
 # `--check` on the poison suite also needs every case to pass (what `make poison` runs).
 SUITE_CHECKS = {"poison": ("poison_pass_rate",)}
+# Suites whose knowledge base is not the demo one get a snapshot home of their own.
+OWN_HOME = ("scifact", "squad2", "counterfactual")
 
 
 @click.command("eval")
@@ -22,14 +24,19 @@ SUITE_CHECKS = {"poison": ("poison_pass_rate",)}
 @click.option("--backend", default=None, help="Backend to evaluate (default: configured).")
 @click.option("--generator", default=None, help="Generator to evaluate (default: configured).")
 @click.option("--dataset", type=click.Path(path_type=Path), default=None,
-              help="Eval set: a JSONL file (demo, poison) or the SciFact folder.")
+              help="Eval set: a JSONL file (demo, poison, counterfactual), the SciFact "
+                   "folder, or the SQuAD 2.0 JSON file (squad2).")
 @click.option("--kb", type=click.Path(path_type=Path), default=None,
               help="Knowledge base for demo/poison (default examples/support-kb).")
 @click.option("--eval-home", type=click.Path(path_type=Path), default=None,
               help="Where the suite's own snapshots live (default CITADEL_HOME/eval/SUITE).")
 @click.option("--k", type=click.IntRange(1, 1000), default=None,
               help="k of recall@k (default: top_k for demo/poison, 10 for scifact).")
-@click.option("--limit", type=click.IntRange(1), default=None, help="Only the first N rows.")
+@click.option("--limit", type=click.IntRange(1), default=None,
+              help="Only the first N rows (squad2: N spread evenly over the file).")
+@click.option("--articles", default=None, metavar="A,B",
+              help="squad2, counterfactual: only the questions of these articles (e.g. a "
+                   "held-out fold).")
 @click.option("--claim-threshold", type=click.FloatRange(0, 1), default=None,
               help="Claim-support threshold (default: the scorer's calibrated one).")
 @click.option("--check", is_flag=True,
@@ -39,8 +46,8 @@ SUITE_CHECKS = {"poison": ("poison_pass_rate",)}
 def eval_command(
     suite: str | None, compare_paths: tuple[Path, Path] | None, out: Path | None,
     backend: str | None, generator: str | None, dataset: Path | None, kb: Path | None,
-    eval_home: Path | None, k: int | None, limit: int | None, claim_threshold: float | None,
-    check: bool, quiet: bool,
+    eval_home: Path | None, k: int | None, limit: int | None, articles: str | None,
+    claim_threshold: float | None, check: bool, quiet: bool,
 ) -> None:
     """Score each layer on its own: retrieval, citation integrity, quote validity, claim
     support, completeness, correctness, abstention, poison cases."""
@@ -59,9 +66,12 @@ def eval_command(
             raise click.ClickException(str(exc)) from None
         return
     if not suite:
-        raise click.UsageError("choose --suite demo|scifact|poison, or --compare A.json B.json")
+        raise click.UsageError(f"choose --suite {'|'.join(SUITES)}, or --compare A.json B.json")
+    if articles and suite not in ("squad2", "counterfactual"):
+        raise click.UsageError("--articles applies to --suite squad2 and counterfactual only")
+    chosen = [a.strip() for a in articles.split(",") if a.strip()] if articles else None
     results = _run(suite, out or Path("eval-results") / suite, backend, generator, dataset, kb,
-                   eval_home, k, limit, claim_threshold, not quiet)
+                   eval_home, k, limit, chosen, claim_threshold, not quiet)
     if check:
         checked = GATE_METRICS + SUITE_CHECKS.get(suite, ())
         broken = [f"{m} {results.metrics[m]:.3f}" for m in checked
@@ -73,7 +83,8 @@ def eval_command(
 
 def _run(suite: str, out: Path, backend: str | None, generator: str | None,
          dataset: Path | None, kb: Path | None, eval_home: Path | None, k: int | None,
-         limit: int | None, claim_threshold: float | None, progress: bool):
+         limit: int | None, articles: list[str] | None, claim_threshold: float | None,
+         progress: bool):
     from citadel.evaluation import locations, suites
     from citadel.evaluation.claims import LexicalClaimScorer
     from citadel.evaluation.datasets import DatasetError, load_poison, load_qa
@@ -83,7 +94,7 @@ def _run(suite: str, out: Path, backend: str | None, generator: str | None,
 
     overrides = {n: v for n, v in (("backend", backend), ("generator", generator)) if v}
     settings = Settings.load(overrides=overrides)
-    home = eval_home or settings.home / "eval" / ("scifact" if suite == "scifact" else "demo")
+    home = eval_home or settings.home / "eval" / (suite if suite in OWN_HOME else "demo")
     settings = settings.model_copy(update={"home": home})
     scorer = LexicalClaimScorer() if claim_threshold is None else LexicalClaimScorer(
         threshold=claim_threshold)
@@ -92,12 +103,14 @@ def _run(suite: str, out: Path, backend: str | None, generator: str | None,
     data_path = dataset or locations.default_dataset(suite)
     started = time.perf_counter()
     try:
-        if data_path is None:
+        if data_path is None and suite == "scifact":
             raise DatasetError("SciFact data not found: pass --dataset DIR (a folder with "
                                "corpus.jsonl, queries.jsonl and qrels/test.tsv)")
-        if suite != "scifact" and not kb_path.exists():
+        if suite in ("squad2", "counterfactual"):
+            run = _run_squad2(suite, data_path, options, articles)
+        elif suite != "scifact" and not kb_path.exists():
             raise DatasetError(f"knowledge base not found: {kb_path} (pass --kb PATH)")
-        if suite == "demo":
+        elif suite == "demo":
             run = suites.run_qa(load_qa(data_path), [kb_path], options)
         elif suite == "poison":
             run = suites.run_poison(load_poison(data_path), [kb_path], options)
@@ -112,3 +125,22 @@ def _run(suite: str, out: Path, backend: str | None, generator: str | None,
     click.echo(summary_line(results))
     click.echo("wrote " + ", ".join(str(p) for p in written))
     return results
+
+
+def _run_squad2(suite: str, data_path, options, articles: list[str] | None):
+    """squad2: `data_path` is the SQuAD 2.0 file; counterfactual: the cases file (the
+    paragraphs come from the shared SQuAD 2.0 file)."""
+    from citadel.evaluation import locations
+    from citadel.evaluation.counterfactual import run_counterfactual
+    from citadel.evaluation.datasets import DatasetError
+    from citadel.evaluation.squad2 import load_squad2, run_squad2
+
+    squad_path = data_path if suite == "squad2" else locations.default_dataset("squad2")
+    if squad_path is None:
+        raise DatasetError("SQuAD 2.0 data not found: expected ../shared/data/squad2/"
+                           "dev-half.json" + (" (or pass --dataset FILE)" if suite == "squad2"
+                                              else ""))
+    data = load_squad2(squad_path)
+    if suite == "squad2":
+        return run_squad2(data, options, articles=articles)
+    return run_counterfactual(data, data_path, options, articles=articles)

@@ -1,11 +1,12 @@
 """Where the evaluation's inputs are by default: the project checkout's `eval/` folder,
-`examples/support-kb`, and the shared SciFact data."""
+`examples/support-kb`, and the shared SciFact and SQuAD 2.0 data."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from citadel.evaluation.scifact import find_data
+from citadel.evaluation.squad2 import find_squad2
 
 
 def project_root() -> Path:
@@ -24,6 +25,10 @@ def default_dataset(suite: str) -> Path | None:
         return root / "eval" / "qa.jsonl"
     if suite == "poison":
         return root / "eval" / "poison_cases.jsonl"
+    if suite == "counterfactual":
+        return root / "eval" / "counterfactual.jsonl"
+    if suite == "squad2":
+        return find_squad2(root)
     return find_data(root)
 
 

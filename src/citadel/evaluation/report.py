@@ -42,14 +42,23 @@ METRICS: tuple[MetricInfo, ...] = (
     MetricInfo("abstention_accuracy", "abstention", "abstained when unanswerable", "question"),
     MetricInfo("false_abstention_rate", "abstention", "abstained when answerable (lower is "
                "better)", "question"),
+    MetricInfo("span_f1", "answers", "answer span token F1 (SQuAD)", "question", ratio=False),
+    MetricInfo("evidence_in_context", "retrieval (documents)", "gold paragraph in the context",
+               "question"),
     MetricInfo("poison_pass_rate", "poison", "cases passed", "case"),
+    MetricInfo("conflict_flagged", "conflicts", "conflict flagged, both sides cited", "case"),
+    MetricInfo("fooled", "conflicts", "swapped fact stated without a conflict (lower is "
+               "better)", "case"),
+    MetricInfo("conflict_raised", "conflicts", "any conflict raised", "case"),
+    MetricInfo("both_in_context", "conflicts", "both sides in the context", "case"),
+    MetricInfo("abstained", "abstention", "abstained", "case"),
     MetricInfo("claim_scorer_accuracy_vs_contradict", "claim scorer", "balanced accuracy, "
                "SUPPORT vs CONTRADICT (held out)", "pair", ratio=False),
     MetricInfo("claim_scorer_accuracy_vs_random", "claim scorer", "balanced accuracy, "
                "SUPPORT vs random sentence (held out)", "pair", ratio=False),
 )
 INFO = {m.key: m for m in METRICS}
-LOWER_IS_BETTER = {"false_abstention_rate"}
+LOWER_IS_BETTER = {"false_abstention_rate", "fooled"}
 
 
 def _info(key: str) -> MetricInfo:
