@@ -13,6 +13,7 @@ snapshot fingerprint: stored analyses are only ever read by the analyser that wr
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from collections.abc import Iterator, Sequence
@@ -84,6 +85,15 @@ def analyser_identity(model: str = MODEL) -> dict[str, Any]:
             "model_version": _package_version(MODEL_PACKAGE), "schema": ANALYSIS_SCHEMA}
 
 
+@functools.lru_cache(maxsize=2)
+def _load_pipeline(model: str) -> Any:
+    """The loaded spaCy pipeline, once per process: loading takes about a second, and an
+    ingest, the judge and a server's reloaded engines only ever read it."""
+    import spacy
+
+    return spacy.load(model)
+
+
 class Analyser:
     """spaCy, loaded lazily once per owner; safe to share between threads."""
 
@@ -99,9 +109,7 @@ class Analyser:
         with self._lock:
             if self._nlp is None:
                 try:
-                    import spacy
-
-                    self._nlp = spacy.load(self.model)
+                    self._nlp = _load_pipeline(self.model)
                 except (ImportError, OSError) as exc:
                     raise AnalyserUnavailable(f"{INSTALL_HINT} ({exc})") from None
             return self._nlp
