@@ -1,15 +1,18 @@
-"""Incremental re-ingest: unchanged chunks reuse their embeddings."""
+"""Incremental re-ingest: unchanged chunks reuse their embeddings and their analyses."""
 
 import sqlite3
 
 import numpy as np
 
 from citadel.config import Settings
+from citadel.ingest.analysis import analyse_chunks, analyser_key
 from citadel.ingest.chunking import ChunkingParams
-from citadel.ingest.embedding_cache import EmbeddingCache, embed_cached
+from citadel.ingest.embedding_cache import EmbeddingCache, embed_cached, text_key
 from citadel.ingest.loaders import load_corpus
 from citadel.ingest.pipeline import chunk_documents, index_text, ingest
 from citadel.retrieval.embedders.hashing import HashingEmbedder
+from citadel.text.analysis import Analyser
+from tests.helpers_kb import chunk
 
 
 class CountingEmbedder(HashingEmbedder):
@@ -81,3 +84,36 @@ def test_wrong_size_vectors_in_cache_count_as_missing(tmp_path):
     vectors, embedded = embed_cached(embedder, ["refunds take five days"], cache)
     assert embedded == 1
     np.testing.assert_array_equal(vectors, HashingEmbedder().embed(["refunds take five days"]))
+
+
+class CountingAnalyser(Analyser):
+    def __init__(self):
+        super().__init__()
+        self.contents: list[str] = []
+
+    def analyse_chunks(self, contents):
+        self.contents.extend(contents)
+        return super().analyse_chunks(contents)
+
+
+def test_reingest_analyses_only_changed_contents_and_stores_the_same_analysis(demo_kb,
+                                                                              tmp_path):
+    chunks = chunk_documents(load_corpus([demo_kb]).documents, ChunkingParams(800, 120))[:12]
+    cache = EmbeddingCache(tmp_path / "cache.sqlite")
+    first, analysed = analyse_chunks(chunks, CountingAnalyser(), False, cache)
+    assert analysed == len({c.content for c in chunks})
+
+    changed = [*chunks[:-1], chunks[-1].model_copy(update={"content": "Lyon is in France."})]
+    analyser = CountingAnalyser()
+    again, analysed = analyse_chunks(changed, analyser, False, cache)
+    assert (analysed, analyser.contents) == (1, ["Lyon is in France."])
+    assert [c.analysis for c in again[:-1]] == [c.analysis for c in first[:-1]]
+    assert again[-1].analysis == Analyser().analyse_chunks(["Lyon is in France."])[0]
+
+
+def test_unreadable_cached_analysis_is_analysed_again(tmp_path):
+    cache = EmbeddingCache(tmp_path / "cache.sqlite")
+    analyser = Analyser()
+    cache.put_analyses(analyser_key(analyser), [(text_key("Lyon is in France."), b"garbage")])
+    [c], analysed = analyse_chunks([chunk("a#1", "Lyon is in France.")], analyser, False, cache)
+    assert analysed == 1 and c.analysis is not None and c.analysis.sentences

@@ -1,9 +1,12 @@
-"""The embedding cache: vectors keyed by (embedder fingerprint, SHA-256 of the embedded text).
+"""The embedding cache: vectors keyed by (embedder fingerprint, SHA-256 of the embedded text),
+and beside them each chunk's language analysis keyed by (analyser identity, SHA-256 of the
+chunk's content).
 
-Re-ingesting a corpus where a few documents changed embeds only the chunks whose indexed text
-changed; every other vector comes from here, so a new snapshot builds in time proportional to
-the change. The cache is an accelerator, never a source of truth: an unreadable cache is
-reported and bypassed, and a vector of the wrong size is treated as missing.
+Re-ingesting a corpus where a few documents changed embeds and analyses only the chunks whose
+text changed; every other vector and analysis comes from here, so a new snapshot builds in
+time proportional to the change. The cache is an accelerator, never a source of truth: an
+unreadable cache is reported and bypassed, and a vector of the wrong size or an unreadable
+analysis is treated as missing.
 """
 
 from __future__ import annotations
@@ -58,6 +61,11 @@ class EmbeddingCache:
                     embedder TEXT NOT NULL, text_sha256 TEXT NOT NULL, vector BLOB NOT NULL,
                     PRIMARY KEY (embedder, text_sha256)) WITHOUT ROWID"""
             )
+            conn.execute(
+                """CREATE TABLE IF NOT EXISTS analyses (
+                    analyser TEXT NOT NULL, text_sha256 TEXT NOT NULL, analysis BLOB NOT NULL,
+                    PRIMARY KEY (analyser, text_sha256)) WITHOUT ROWID"""
+            )
             yield conn
         finally:
             conn.close()
@@ -94,6 +102,36 @@ class EmbeddingCache:
                 )
         except sqlite3.Error as exc:
             log.warning("embedding cache %s not writable: %s", self.path, exc)
+
+    def get_analyses(self, analyser: str, keys: Sequence[str]) -> dict[str, bytes]:
+        """Stored analyses (compressed JSON) by content key; {} when the cache is unreadable."""
+        found: dict[str, bytes] = {}
+        try:
+            with self._db() as db:
+                for i in range(0, len(keys), _LOOKUP_BATCH):
+                    part = list(keys[i : i + _LOOKUP_BATCH])
+                    marks = ",".join("?" * len(part))
+                    found.update(db.execute(
+                        f"SELECT text_sha256, analysis FROM analyses WHERE analyser=? "
+                        f"AND text_sha256 IN ({marks})",
+                        [analyser, *part],
+                    ).fetchall())
+        except sqlite3.Error as exc:
+            log.warning("analysis cache %s unreadable, analysing everything: %s", self.path, exc)
+            return {}
+        return found
+
+    def put_analyses(self, analyser: str, items: Iterable[tuple[str, bytes]]) -> None:
+        rows = [(analyser, key, blob) for key, blob in items]
+        try:
+            with self._db() as db, db:
+                db.executemany(
+                    "INSERT OR IGNORE INTO analyses (analyser, text_sha256, analysis) "
+                    "VALUES (?, ?, ?)",
+                    rows,
+                )
+        except sqlite3.Error as exc:
+            log.warning("analysis cache %s not writable: %s", self.path, exc)
 
     def count(self) -> int:
         with self._db() as db:

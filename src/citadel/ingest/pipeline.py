@@ -173,7 +173,7 @@ def _build(
         texts = [index_text(c) for c in chunks]
         vectors, embedded = embed_cached(embedder, texts, cache, progress)
         stage("analyse")
-        chunks = analyse_chunks(chunks, analyser, progress)
+        chunks, _ = analyse_chunks(chunks, analyser, progress, cache)
         stage("write")
         backend.write_snapshot(snapshot_id, documents, chunks, vectors, texts)
         stage("manifest")
