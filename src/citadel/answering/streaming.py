@@ -249,7 +249,10 @@ def answer_events(answer: Answer) -> Iterator[StreamEvent]:
     """Stream an answer the gate already produced: meta, then citations and deltas, then done.
 
     For generators that draft the whole answer at once. Each label's citation events are sent
-    when its first marker is reached, so they precede the text that refers to them.
+    when its first marker is reached, so they precede the text that refers to them. The final
+    answer's text is the concatenated deltas: answer text is neutralised before it gets here
+    (`text.neutralize`), so the filter normally changes nothing, and if it ever does, the
+    client's text and `done.answer` still agree.
     """
     trace = answer.trace
     yield MetaEvent(request_id=trace.request_id, snapshot_id=trace.snapshot_id,
@@ -259,13 +262,19 @@ def answer_events(answer: Answer) -> Iterator[StreamEvent]:
     for i, citation in enumerate(answer.citations):
         by_label.setdefault(citation.label, []).append(i)
     sent: set[int] = set()
+    released: list[str] = []
     markers = MarkerFilter()
+
+    def delta(text: str) -> Iterator[StreamEvent]:
+        if text:
+            released.append(text)
+            yield DeltaEvent(text=text)
+
     for piece in text_pieces(answer.answer):
         text = markers.feed(piece)
         while markers.pending:
             label = markers.pending[0]
-            if text:
-                yield DeltaEvent(text=text)
+            yield from delta(text)
             if label in by_label:
                 for i in by_label[label]:
                     sent.add(i)
@@ -273,12 +282,12 @@ def answer_events(answer: Answer) -> Iterator[StreamEvent]:
                 text = markers.accept(label)
             else:
                 text = markers.reject(label)
-        if text:
-            yield DeltaEvent(text=text)
-    tail = markers.close()
-    if tail:
-        yield DeltaEvent(text=tail)
+        yield from delta(text)
+    yield from delta(markers.close())
     for i, citation in enumerate(answer.citations):  # accepted but unmarked: still evidence
         if i not in sent:
             yield CitationEvent(citation=citation)
+    streamed = "".join(released)
+    if streamed != answer.answer:
+        answer = answer.model_copy(update={"answer": streamed})
     yield DoneEvent(answer=answer)
