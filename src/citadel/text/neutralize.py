@@ -73,11 +73,11 @@ _CITATION_GROUP = re.compile(
 # [Source legal-handbook.pdf §4.2] 【Sources 1-2】
 _SOURCE_GROUP = re.compile(
     rf"\s*[{_OPEN}]\s*{_KEYWORD}\b[^{_OPEN}{_CLOSE}\n]{{0,{MAX_MARKER_CHARS}}}[{_CLOSE}]", re.I)
-# An attribution opens a line or a sentence, or follows a separator: "… 30 days — Source:
-# legal-handbook.pdf §9.1." keeps "… 30 days." ("open source: yes" is prose).
+# An attribution opens a line or a sentence, follows a separator, or is capitalised: "… 30
+# days — Source: legal-handbook.pdf §9.1." keeps "… 30 days." ("open source: yes" is prose).
 _PROSE = re.compile(
-    rf"(?:^|(?<=[.!?\n{_ANY}])|[^\S\n]*[,;:–—-])[^\S\n]*{_KEYWORD}\s*[:：][^\n]*?"
-    rf"(?=[.!?]?[^\S\n]*(?:\n|$))", re.I)
+    rf"(?:^|(?<=[.!?\n{_ANY}])|[^\S\n]*[,;:–—-]|[^\S\n]+(?=(?-i:[A-Z])))[^\S\n]*"
+    rf"{_KEYWORD}\s*[:：][^\n]*?(?=[.!?]?[^\S\n]*(?:\n|$))", re.I)
 _SPACE = re.compile(r"\s+")
 
 
