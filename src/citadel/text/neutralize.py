@@ -109,7 +109,3 @@ def strip_markers(text: str) -> str:
     the gate writes the `[Sn]` of surviving citations back itself."""
     return _fixpoint(lambda t: _neutralize_once(_MARKER_GROUP.sub("", t)), text)
 
-
-def has_pseudo_citation(text: str) -> bool:
-    """Whether `neutralize` would change more than whitespace: for tests and checks."""
-    return neutralize(text) != _SPACE.sub(" ", text).strip()
