@@ -10,9 +10,11 @@ marker arrives split over several tokens (`[S`, `1]`). It holds back text that m
 become a marker, holds everything after a marker whose label is undecided (so text is never
 reordered), releases a label marker once the caller accepted the label (after emitting its
 citation event), and removes rejected markers and every other bracketed pseudo-citation
-(`[Source: spec.pdf §4.2]`) with the whitespace before it, as `citations.strip_markers` does
+(`[Source: spec.pdf §4.2]`) with the whitespace before it, as `gate.strip_markers` does
 for a whole text. A `[` that opens no bracket group is dropped too, so the released text never
 contains a `[` that does not open an accepted marker (removal cannot splice a forged one).
+The filter reads ASCII `[...]` only: text reaching it is gate-rendered or neutralised
+(`text.neutralize`), so markers of other scripts and prose attributions are already gone.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from pydantic import Field
 
 from citadel.records import Answer, Citation, Record, SourceRef
 
-# Same shape as `citations.MARKER`: a bracket group without nested brackets or newlines.
+# A bracket group without nested brackets or newlines, as `text.neutralize` reads one.
 MAX_MARKER_CHARS = 300
 _LABELS = re.compile(r"\s*S\d+(?:\s*[,;]\s*S\d+)*\s*")
 _LABEL = re.compile(r"S\d+")
