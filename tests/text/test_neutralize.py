@@ -1,6 +1,7 @@
 """`text.neutralize`: what counts as a pseudo-citation, and what is prose and stays."""
 
 import sys
+import time
 import unicodedata
 
 import pytest
@@ -68,3 +69,13 @@ def test_neutralised_text_has_no_marker_bracket_and_passes_the_stream_unchanged(
         assert not set(out) & set(MARKER_OPEN + MARKER_CLOSE)
         assert neutralize(out) == out  # idempotent: nothing left to remove
         assert filter_markers(out, set()) == out  # the stream's filter changes nothing
+
+
+@pytest.mark.parametrize("text", [" " * 20_000 + "x", "【" + "a" * 299 + " " * 20_000,
+                                  "Source:" + " " * 20_000 + "x", " ," * 10_000 + "(S" * 5_000])
+def test_long_runs_take_linear_time(text):
+    # A question or a chunk is attacker-controlled: no input may make the regexes quadratic
+    # (20k spaces took 97 s before the lookbehinds that start a run once).
+    start = time.perf_counter()
+    neutralize(text), strip_markers(text)
+    assert time.perf_counter() - start < 2.0

@@ -57,27 +57,30 @@ DELIMITERS = _punctuation(("Ps", "Pe", "Pi", "Pf"))
 
 _OPEN, _CLOSE, _ANY = (re.escape(s) for s in (MARKER_OPEN, MARKER_CLOSE, DELIMITERS))
 _BRACKETS = re.compile(f"[{_OPEN}{_CLOSE}]")
+# The space before a removed group goes with it. `(?<!\s)`: only from the start of a run of
+# spaces, so a long run is scanned once, not once per position (linear, not quadratic).
+_LEAD = r"(?<!\s)\s*"
 # A marker-bracket group without nested brackets or newlines; an unterminated one too.
 _MARKER_GROUP = re.compile(
-    rf"\s*[{_OPEN}][^{_OPEN}{_CLOSE}\n]{{0,{MAX_MARKER_CHARS}}}(?:[{_CLOSE}]|$)")
+    rf"{_LEAD}[{_OPEN}][^{_OPEN}{_CLOSE}\n]{{0,{MAX_MARKER_CHARS}}}(?:[{_CLOSE}]|$)")
 _LABEL = r"S\s*(?:\d{1,4}|[xn])"
 _KEYWORD = r"(?:sources?|citations?|cite[sd]?|references?|refs?)"
 _SEP = r"\s*(?:[,;&/–—-]|and)\s*"
 # In any delimiters: (S1) «S2, S3» (S1–S3) (S2 and 3) (Source: a.pdf §9.1). An attribution
 # needs its colon here ("(source code)" is prose); in marker brackets it does not.
 _CITATION_GROUP = re.compile(
-    rf"\s*[{_ANY}]\s*(?:{_LABEL}(?:{_SEP}(?:{_LABEL}|\d{{1,4}}))*"
+    rf"{_LEAD}[{_ANY}]\s*(?:{_LABEL}(?:{_SEP}(?:{_LABEL}|\d{{1,4}}))*"
     rf"|{_KEYWORD}\s*[:：][^{_ANY}\n]{{0,{MAX_MARKER_CHARS}}})\s*[{_ANY}]",
     re.I,
 )
 # [Source legal-handbook.pdf §4.2] 【Sources 1-2】
 _SOURCE_GROUP = re.compile(
-    rf"\s*[{_OPEN}]\s*{_KEYWORD}\b[^{_OPEN}{_CLOSE}\n]{{0,{MAX_MARKER_CHARS}}}[{_CLOSE}]", re.I)
+    rf"{_LEAD}[{_OPEN}]\s*{_KEYWORD}\b[^{_OPEN}{_CLOSE}\n]{{0,{MAX_MARKER_CHARS}}}[{_CLOSE}]", re.I)
 # An attribution opens a line or a sentence, follows a separator, or is capitalised: "… 30
 # days — Source: legal-handbook.pdf §9.1." keeps "… 30 days." ("open source: yes" is prose).
 _PROSE = re.compile(
-    rf"(?:^|(?<=[.!?\n{_ANY}])|[^\S\n]*[,;:–—-]|[^\S\n]+(?=(?-i:[A-Z])))[^\S\n]*"
-    rf"{_KEYWORD}\s*[:：][^\n]*?(?=[.!?]?[^\S\n]*(?:\n|$))", re.I)
+    rf"(?:^|(?<=[.!?\n{_ANY}])|(?<![^\S\n])[^\S\n]*[,;:–—-]|(?<![^\S\n])[^\S\n]+"
+    rf"(?=(?-i:[A-Z])))[^\S\n]*{_KEYWORD}\s*[:：][^\n]*", re.I)
 _SPACE = re.compile(r"\s+")
 
 
@@ -91,9 +94,15 @@ def _fixpoint(step: Callable[[str], str], text: str) -> str:
         text = out
 
 
+def _sentence_end(match: re.Match[str]) -> str:
+    """An attribution runs to the end of its line; the sentence's own full stop stays."""
+    end = match.group().rstrip()[-1:]
+    return end if end in ".!?" else ""
+
+
 def _neutralize_once(text: str) -> str:
     text = _SOURCE_GROUP.sub("", _CITATION_GROUP.sub("", text))
-    text = _PROSE.sub("", text)
+    text = _PROSE.sub(_sentence_end, text)
     text = _BRACKETS.sub("", text)
     return _SPACE.sub(" ", text).strip()
 
