@@ -3,13 +3,14 @@
 A citation survives only if its label names a chunk of this request's context, the chunk
 carries its source metadata and an intact content hash, and the quote is found in the chunk
 text. Everything else is dropped with a reason. Markers in the text are rebuilt from the
-surviving citations, so nothing the generator wrote inside brackets reaches the user.
+surviving citations, so nothing the generator wrote inside brackets (of any script: `【S2】`,
+`⟦S3⟧`, `［Sx］`) or as an attribution (`(Source: legal-handbook.pdf §9.1)`) reaches the
+user: `text.neutralize.strip_markers` removes it first.
 """
 
 from __future__ import annotations
 
 import hashlib
-import re
 
 from citadel.records import (
     AnswerSpan,
@@ -21,10 +22,10 @@ from citadel.records import (
     DroppedCitation,
     Record,
 )
+from citadel.text.neutralize import strip_markers
 from citadel.text.quotes import locate_quote, locate_span, normalize
 
-# Any bracketed marker a generator may write: [S1], [S1, S2], [Source: spec.pdf §4.2], ...
-MARKER = re.compile(r"\s*\[[^\[\]\n]{0,300}(?:\]|$)")  # an unterminated one too
+__all__ = ["GateResult", "GatedSentence", "gate", "strip_markers", "verify", "verify_span"]
 
 
 class GatedSentence(Record):
@@ -43,12 +44,6 @@ class GateResult(Record):
         return " ".join(
             s.text + "".join(f" [{label}]" for label in s.labels) for s in self.sentences
         )
-
-
-def strip_markers(text: str) -> str:
-    """Remove every bracketed marker, and any stray bracket left of a broken one: square
-    brackets in answer text are only ever written back by `GateResult.render`."""
-    return re.sub(r"\s+", " ", re.sub(r"[\[\]]", "", MARKER.sub("", text))).strip()
 
 
 def verify(

@@ -12,6 +12,10 @@ own chunk like any other citation. Sides are never merged into one claim.
   lower-authority source(s) that disagree, their values, and the source followed (the note
   cites nothing and asserts nothing: it reports the disagreement in `Answer.conflict`).
 
+Titles, values and the question are written here around the gate, so each goes through
+`text.neutralize` (in `conflicts.named`, `fallbacks` and below): a title such as
+`[S1] Forum [Source: legal-handbook.pdf §4.2]` can never put a citation chip on itself.
+
 If the gate does not keep what the answer needs (every side for `flagged`, the lead for
 `authoritative`), `compose` returns None and the engine answers the ordinary way.
 """
@@ -20,10 +24,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from citadel.answering.conflicts import authority_text
+from citadel.answering.conflicts import authority_text, named
 from citadel.answering.fallbacks import conflict_missing, conflict_next_step, describe_question
 from citadel.gate import GateResult, gate
 from citadel.records import Conflict, ConflictSide, Context, Draft, DraftCitation, DraftSentence
+from citadel.text.neutralize import neutralize
 
 GENERATOR = "conflict"
 PROMPT_VERSION = "conflict-v1"
@@ -40,7 +45,7 @@ class ConflictAnswer:
 
 def _attribution(side: ConflictSide) -> str:
     date = f", effective {side.effective_date.isoformat()}" if side.effective_date else ""
-    return f"“{side.title}” (authority {authority_text(side.authority)}{date})"
+    return f"{named(side.title)} (authority {authority_text(side.authority)}{date})"
 
 
 def conflict_draft(conflict: Conflict) -> Draft:
@@ -70,12 +75,12 @@ def compose(
     result = gate(draft, context, snapshot_id)
     if len(result.sentences) < len(draft.sentences):
         return None
-    asked = describe_question(question) or conflict.attribute
+    asked = describe_question(question) or neutralize(conflict.attribute)
     if conflict.resolution == "authoritative":
         lead = _lead(conflict)
         rivals = [s for s in conflict.sides if s.value != lead.value
                   and s.document_id != lead.document_id]
-        note = "; ".join(f"{_attribution(s)} says {s.value}" for s in rivals)
+        note = "; ".join(f"{_attribution(s)} says {neutralize(s.value)}" for s in rivals)
         text = (f"{result.render()} Note: {note}; this answer follows {_attribution(lead)}, "
                 "the more authoritative source.")
         return ConflictAnswer(text=text, result=result, draft=draft, missing=None,

@@ -47,6 +47,7 @@ from citadel.answering.facts import (
     subject_terms,
 )
 from citadel.records import Conflict, ConflictSide, Context, ContextBlock
+from citadel.text.neutralize import neutralize
 from citadel.text.sentences import display_text, sentence_spans
 from citadel.text.terms import content_terms, tokens
 
@@ -271,7 +272,8 @@ def resolve(
     strictly_first = _rank(lead) > max(_rank(c) for c in rivals)
     preferred = lead if resolution == "authoritative" or strictly_first else None
     return Conflict(
-        attribute=attribute(lead, rivals),
+        # Written into answer text around the gate: no pseudo-citation may ride along.
+        attribute=neutralize(attribute(lead, rivals)),
         values=tuple(s.value for s in ordered),
         chunk_ids=tuple(s.chunk_id for s in ordered),
         preferred_chunk_id=preferred.chunk_id if preferred else None,
@@ -297,26 +299,34 @@ def authority_text(authority: float) -> str:
     return text + "0" if text.endswith(".") else text
 
 
+def named(title: str) -> str:
+    """A document as answer text names it, `“Title”`. The title is its author's text written
+    around the gate, so it is neutralised first (`[S1] Forum` -> `“Forum”`)."""
+    title = neutralize(title)
+    return f"“{title}”" if title else "an untitled source"
+
+
 def explain(sides: tuple[ConflictSide, ...], resolution: str, has_preferred: bool) -> str:
     """Which source has the higher authority, which is newer, and what the answer does."""
     lead = sides[0]
+    lead_name = named(lead.title)
     rivals = [s for s in sides[1:] if s.value != lead.value] or list(sides[1:])
     newest = max(sides, key=lambda s: s.effective_date or dt.date.min)
     parts: list[str] = []
     if all(lead.authority > s.authority for s in rivals):
         others = ", ".join(authority_text(s.authority) for s in rivals)
-        parts.append(f"“{lead.title}” has the higher authority "
+        parts.append(f"{lead_name} has the higher authority "
                      f"({authority_text(lead.authority)} vs {others})")
     else:
         parts.append("the sources have the same authority")
     dated = [s for s in sides if s.effective_date]
     if len(dated) == len(sides) and len({s.effective_date for s in sides}) > 1:
-        who = "it" if newest is lead else f"“{newest.title}”"
+        who = "it" if newest is lead else named(newest.title)
         parts.append(f"{who} is newer (effective {newest.effective_date.isoformat()})")
     text = "; ".join(parts)
     text = text[0].upper() + text[1:] + "."
     if resolution == "authoritative":
-        return text + f" The answer follows “{lead.title}”."
+        return text + f" The answer follows {lead_name}."
     if has_preferred:
         return text + " Confirm before relying on either."
     return text + " Neither can be preferred from the documents alone."

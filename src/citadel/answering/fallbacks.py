@@ -5,6 +5,9 @@ the knowledge base"), and suggest a next step. `describe_question` turns a quest
 clause it asks about ("How long do refunds take?" -> "how long refunds take"): a small,
 rule-based rewrite that returns None rather than guess when the question has a shape it does
 not know; the caller then quotes the question instead.
+
+The question, and any title named here, is the user's or a document's text written outside
+the gate: it goes through `text.neutralize` first, so an echo cannot carry a marker.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import re
 from collections.abc import Sequence
 
 from citadel.records import Context, SourceRef
+from citadel.text.neutralize import neutralize
 
 RETRIEVAL_FAILED = (
     "I can't search the knowledge base right now, so I can't give you a sourced answer."
@@ -143,7 +147,7 @@ def describe_question(question: str) -> str | None:
     "How long do refunds take?" -> "how long refunds take";
     "Can I change my order?" -> "whether you can change your order";
     "What is the capital of France?" -> "what the capital of France is"."""
-    q = re.sub(r"\s+", " ", question).strip()
+    q = neutralize(question)
     q = re.sub(r"[?!.\s]+$", "", q)
     q = re.sub(r",?\s*please$", "", q, flags=re.I)
     while True:
@@ -186,8 +190,8 @@ def describe_missing(question: str) -> str:
     clause = describe_question(question)
     if clause:
         return clause
-    q = re.sub(r"\s+", " ", question).strip()
-    return f"an answer to “{q}”"
+    q = neutralize(question)
+    return f"an answer to “{q}”" if q else "an answer to your question"
 
 
 def abstention_text(question: str) -> str:
@@ -199,7 +203,7 @@ def conflict_missing(asked: str) -> str:
 
 
 def conflict_next_step(titles: Sequence[str]) -> str:
-    named = ", ".join(f"“{t}”" for t in titles)
+    named = ", ".join(f"“{t}”" for t in map(neutralize, titles) if t) or "these sources"
     return (f"Ask customer support which is current before relying on it. If one of {named} "
             "is out of date, an administrator should update it, retire it, or upload the "
             "current policy.")

@@ -10,9 +10,11 @@ marker arrives split over several tokens (`[S`, `1]`). It holds back text that m
 become a marker, holds everything after a marker whose label is undecided (so text is never
 reordered), releases a label marker once the caller accepted the label (after emitting its
 citation event), and removes rejected markers and every other bracketed pseudo-citation
-(`[Source: spec.pdf §4.2]`) with the whitespace before it, as `citations.strip_markers` does
+(`[Source: spec.pdf §4.2]`) with the whitespace before it, as `gate.strip_markers` does
 for a whole text. A `[` that opens no bracket group is dropped too, so the released text never
 contains a `[` that does not open an accepted marker (removal cannot splice a forged one).
+The filter reads ASCII `[...]` only: text reaching it is gate-rendered or neutralised
+(`text.neutralize`), so markers of other scripts and prose attributions are already gone.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from pydantic import Field
 
 from citadel.records import Answer, Citation, Record, SourceRef
 
-# Same shape as `citations.MARKER`: a bracket group without nested brackets or newlines.
+# A bracket group without nested brackets or newlines, as `text.neutralize` reads one.
 MAX_MARKER_CHARS = 300
 _LABELS = re.compile(r"\s*S\d+(?:\s*[,;]\s*S\d+)*\s*")
 _LABEL = re.compile(r"S\d+")
@@ -249,7 +251,10 @@ def answer_events(answer: Answer) -> Iterator[StreamEvent]:
     """Stream an answer the gate already produced: meta, then citations and deltas, then done.
 
     For generators that draft the whole answer at once. Each label's citation events are sent
-    when its first marker is reached, so they precede the text that refers to them.
+    when its first marker is reached, so they precede the text that refers to them. The final
+    answer's text is the concatenated deltas: answer text is neutralised before it gets here
+    (`text.neutralize`), so the filter normally changes nothing, and if it ever does, the
+    client's text and `done.answer` still agree.
     """
     trace = answer.trace
     yield MetaEvent(request_id=trace.request_id, snapshot_id=trace.snapshot_id,
@@ -259,13 +264,19 @@ def answer_events(answer: Answer) -> Iterator[StreamEvent]:
     for i, citation in enumerate(answer.citations):
         by_label.setdefault(citation.label, []).append(i)
     sent: set[int] = set()
+    released: list[str] = []
     markers = MarkerFilter()
+
+    def delta(text: str) -> Iterator[StreamEvent]:
+        if text:
+            released.append(text)
+            yield DeltaEvent(text=text)
+
     for piece in text_pieces(answer.answer):
         text = markers.feed(piece)
         while markers.pending:
             label = markers.pending[0]
-            if text:
-                yield DeltaEvent(text=text)
+            yield from delta(text)
             if label in by_label:
                 for i in by_label[label]:
                     sent.add(i)
@@ -273,12 +284,12 @@ def answer_events(answer: Answer) -> Iterator[StreamEvent]:
                 text = markers.accept(label)
             else:
                 text = markers.reject(label)
-        if text:
-            yield DeltaEvent(text=text)
-    tail = markers.close()
-    if tail:
-        yield DeltaEvent(text=tail)
+        yield from delta(text)
+    yield from delta(markers.close())
     for i, citation in enumerate(answer.citations):  # accepted but unmarked: still evidence
         if i not in sent:
             yield CitationEvent(citation=citation)
+    streamed = "".join(released)
+    if streamed != answer.answer:
+        answer = answer.model_copy(update={"answer": streamed})
     yield DoneEvent(answer=answer)

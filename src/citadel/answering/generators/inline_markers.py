@@ -18,7 +18,7 @@ from citadel.answering.generators.structured_output import marker_labels, normal
 from citadel.records import DraftCitation, DraftSentence
 
 MAX_MARKER_CHARS = 300
-_MARKER = re.compile(r"\[([^\[\]\n]{0,300})\]")  # as citations.MARKER
+_MARKER = re.compile(r"\[([^\[\]\n]{0,300})\]")  # ASCII only: the gate strips other scripts
 _MASK = "\x00"  # stands for marker characters while looking for sentence ends
 # A sentence ends at . ! or ? (markers may sit before or after it), once the next
 # non-space character is known not to be a marker that still belongs to this sentence.
