@@ -1,14 +1,26 @@
 """The HTTP server under hostile or careless clients: idle and slow sockets, clients that
 leave, requests with a forged Host, sloppy JSON types; and what error bodies give away."""
 
+import json
+import logging
 import re
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
+import httpx
 import pytest
+import uvicorn
 from fastapi.testclient import TestClient
 
 from citadel.config import Settings
 from citadel.server import create_app
+from citadel.server.listen import listening_socket
 from tests.conftest import hashing_settings
+from tests.live_server import live_server
 
 ABSOLUTE_PATH = re.compile(r"(?<![\w:/.])/(?:root|home|tmp|srv|var|usr)\b")
 
@@ -111,3 +123,164 @@ def test_every_response_carries_the_browser_hardening_headers(client, path):
 def test_the_refusal_of_a_foreign_host_carries_the_headers_too(client):
     r = client.get("/healthz", headers={"host": "evil.example"})
     assert r.headers["x-frame-options"] == "DENY" and "content-security-policy" in r.headers
+
+
+# --- 1. starvation: idle sockets, slowloris, slow bodies; a bounded log -------------------
+
+
+@contextmanager
+def guarded_server(app, **limits) -> Iterator[int]:
+    """`app` under the uvicorn configuration `citadel serve` uses, on a free port."""
+    from citadel.server.limits import server_config
+
+    settings = Settings(home=Path("unused"), **{"http_header_timeout": 1.0,
+                                                "http_body_timeout": 1.0, **limits})
+    sock = listening_socket("127.0.0.1", 0)
+    server = uvicorn.Server(server_config(app, settings, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "server did not start"
+        time.sleep(0.02)
+    try:
+        yield sock.getsockname()[1]
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+        sock.close()
+
+
+def connect_from(address: str, port: int) -> socket.socket:
+    """A client socket from another loopback address (Linux routes all of 127/8 to lo), so
+    the per-client cap tells the attacker from the well-behaved client on 127.0.0.1."""
+    s = socket.socket()
+    s.bind((address, 0))
+    s.connect(("127.0.0.1", port))
+    return s
+
+
+def read_until_closed(s: socket.socket, within: float) -> bytes | None:
+    """What the server sent before closing, or None if it kept the socket open."""
+    s.settimeout(within)
+    data = b""
+    try:
+        while chunk := s.recv(4096):
+            data += chunk
+    except TimeoutError:
+        return None
+    except ConnectionResetError:
+        pass
+    return data
+
+
+def healthz_ms(port: int) -> float:
+    started = time.perf_counter()
+    r = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5)
+    assert r.status_code == 200
+    return (time.perf_counter() - started) * 1000
+
+
+def test_idle_sockets_beyond_the_per_client_cap_are_refused_and_healthz_answers(client):
+    with guarded_server(client.app, http_max_connections_per_client=10) as port:
+        hoard = [connect_from("127.0.0.2", port) for _ in range(40)]
+        try:
+            assert healthz_ms(port) < 5000
+            answers = [read_until_closed(s, within=5) for s in hoard[10:]]
+            assert all(a is not None and a.startswith(b"HTTP/1.1 503") for a in answers)
+            assert b"too_many_connections" in answers[0]
+        finally:
+            for s in hoard:
+                s.close()
+
+
+def test_an_idle_socket_is_closed_after_the_header_timeout(client):
+    with guarded_server(client.app) as port, connect_from("127.0.0.2", port) as idle:
+        started = time.monotonic()
+        assert read_until_closed(idle, within=15) == b""  # closed, nothing to answer
+        assert time.monotonic() - started < 10
+
+
+def test_slowloris_headers_are_cut_off_while_healthz_answers(client):
+    request = b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Pad: " + b"a" * 200
+    with guarded_server(client.app) as port, connect_from("127.0.0.3", port) as slow:
+        slow.settimeout(0.05)
+        started, reply = time.monotonic(), None
+        for i, byte in enumerate(request):  # one byte per 50 ms: ~12 s if nobody stops it
+            if i % 20 == 0:
+                assert healthz_ms(port) < 5000
+            try:
+                slow.send(bytes([byte]))
+                reply = slow.recv(4096)  # the server spoke (408) or closed (b"")
+                break
+            except TimeoutError:
+                continue  # still open: keep trickling
+            except OSError:
+                reply = b""
+                break
+        assert reply is not None, "the trickling connection was never cut off"
+        assert reply == b"" or reply.startswith(b"HTTP/1.1 408")
+        assert time.monotonic() - started < 8
+
+
+def test_a_body_that_never_finishes_is_cut_off_and_logged_as_a_disconnect(client, caplog):
+    caplog.set_level(logging.INFO, logger="citadel.http")
+    with guarded_server(client.app) as port, connect_from("127.0.0.2", port) as slow:
+        slow.sendall(b"POST /v1/answer HTTP/1.1\r\nHost: localhost\r\nX-Request-ID: slow-1\r\n"
+                     b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"qu")
+        assert read_until_closed(slow, within=15) is not None
+        deadline = time.monotonic() + 10
+        while not (lines := request_lines(caplog, "slow-1")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert [line["status"] for line in lines] == [499]
+
+
+def test_server_log_output_is_rate_limited_with_a_suppressed_summary():
+    from citadel.server.log_rate import RateLimitedHandler
+
+    now = [0.0]
+    written: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record):
+            written.append(record.getMessage())
+
+    handler = RateLimitedHandler(Collect(), per_second=5, clock=lambda: now[0])
+    logger = logging.getLogger("test.flood")
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        for i in range(10_000):
+            logger.warning("Invalid HTTP request received. %d", i)
+        now[0] = 1.5
+        logger.warning("after the flood")
+    finally:
+        logger.removeHandler(handler)
+    assert len(written) == 5 + 2
+    assert "suppressed 9995 log lines" in written[5] and "Invalid HTTP request" in written[5]
+    assert written[-1] == "after the flood"
+
+
+# --- 2. a client that leaves is a disconnect, not a server error --------------------------
+
+
+def request_lines(caplog, request_id: str) -> list[dict]:
+    lines = [json.loads(r.getMessage()) for r in caplog.records
+             if r.name == "citadel.http" and r.getMessage().startswith("{")]
+    return [line for line in lines if line.get("request_id") == request_id]
+
+
+def test_a_client_that_leaves_mid_body_is_logged_as_499_not_500(client, caplog):
+    caplog.set_level(logging.INFO, logger="citadel.http")
+    with live_server(client.app) as url:
+        port = int(url.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port)) as gone:
+            gone.sendall(b"POST /v1/answer HTTP/1.1\r\nHost: localhost\r\n"
+                         b"X-Request-ID: gone-499\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: 100\r\n\r\n{\"question\": ")
+            time.sleep(0.2)
+        deadline = time.monotonic() + 10
+        while not (lines := request_lines(caplog, "gone-499")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert len(lines) == 1
+    assert lines[0]["status"] == 499 and lines[0]["client_disconnected"] is True
