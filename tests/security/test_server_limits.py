@@ -3,8 +3,11 @@ leave, requests with a forged Host, sloppy JSON types; and what error bodies giv
 
 import json
 import logging
+import os
 import re
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -284,3 +287,45 @@ def test_a_client_that_leaves_mid_body_is_logged_as_499_not_500(client, caplog):
             time.sleep(0.05)
     assert len(lines) == 1
     assert lines[0]["status"] == 499 and lines[0]["client_disconnected"] is True
+
+
+# --- `citadel serve` runs with all of the above -------------------------------------------
+
+
+def test_citadel_serve_applies_the_limits_headers_hosts_and_log_rate(hashing_engine):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CITADEL_")}
+    env.update(CITADEL_HOME=str(hashing_engine.settings.home), CITADEL_EMBEDDER="hashing",
+               CITADEL_HTTP_HEADER_TIMEOUT="1", CITADEL_HTTP_MAX_CONNECTIONS_PER_CLIENT="2",
+               CITADEL_LOG_LINES_PER_SECOND="3")
+    proc = subprocess.Popen([sys.executable, "-m", "citadel", "serve", "--port", str(port)],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None, proc.stderr.read()
+            try:
+                healthz_ms(port)
+                break
+            except httpx.HTTPError:
+                assert time.monotonic() < deadline, "server did not start"
+                time.sleep(0.1)
+        r = httpx.get(f"http://127.0.0.1:{port}/healthz", headers={"host": "evil.example"})
+        assert r.status_code == 400 and r.headers["x-frame-options"] == "DENY"
+        with connect_from("127.0.0.2", port) as idle:
+            assert read_until_closed(idle, within=15) == b""  # the header timeout
+        hoard = [connect_from("127.0.0.2", port) for _ in range(30)]  # 28 refused, logged
+        assert healthz_ms(port) < 5000
+        for s in hoard:
+            s.close()
+        time.sleep(1.2)
+        healthz_ms(port)  # a line in the next second brings the summary
+    finally:
+        proc.terminate()
+        _, stderr = proc.communicate(timeout=30)
+    refusals = [line for line in stderr.splitlines() if "refused a connection" in line]
+    assert 1 <= len(refusals) <= 6  # 3 a second, not 28
+    assert any("suppressed" in line for line in stderr.splitlines())
