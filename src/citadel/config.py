@@ -177,8 +177,9 @@ class Settings(BaseModel):
                     "environment. Refusing others defeats DNS rebinding.")
     log_lines_per_second: int = Field(
         default=50, ge=0, le=1_000_000,
-        description="Server log lines written per second at most; the rest are counted and "
-                    "summarised (0: no limit).")
+        description="Server log lines (warnings, errors, server messages) written per second "
+                    "at most; the rest are counted and summarised (0: no limit). The one line "
+                    "per request is not limited.")
 
     @field_validator("http_allowed_hosts", mode="before")
     @classmethod

@@ -264,6 +264,23 @@ def test_server_log_output_is_rate_limited_with_a_suppressed_summary():
     assert written[-1] == "after the flood"
 
 
+def test_the_one_line_per_request_is_not_rate_limited():
+    from citadel.server.log_rate import RateLimitedHandler
+    from citadel.server.request_log import PER_REQUEST
+
+    written: list[logging.LogRecord] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record):
+            written.append(record)
+
+    handler = RateLimitedHandler(Collect(), per_second=5, clock=lambda: 0.0,
+                                 exempt=lambda r: getattr(r, PER_REQUEST, False))
+    for _ in range(100):
+        handler.handle(logging.makeLogRecord({"msg": "{}", PER_REQUEST: True}))
+    assert len(written) == 100
+
+
 # --- 2. a client that leaves is a disconnect, not a server error --------------------------
 
 

@@ -4,8 +4,11 @@ A flood of clients makes a flood of identical warnings (refused connections, inv
 requests, accept errors): 348k lines in 20 s once, which fills disks and hides everything
 else. `RateLimitedHandler` passes at most `per_second` records a second to the real handler
 and counts the others by message; the next second starts with one line saying how many were
-suppressed and which message was most common. The durable per-request record is the request
-log (`<home>/requests.sqlite`), which this does not touch.
+suppressed and which message was most common (the last summary is written at shutdown).
+
+The one JSON line per request is not limited: it is the access log (benchmarks and operators
+read it), it grows only with requests the server actually took, which the connection limits
+bound, and `--log-level warning` turns it off.
 """
 
 from __future__ import annotations
@@ -17,20 +20,26 @@ from collections import Counter
 from collections.abc import Callable
 
 from citadel.config import Settings
+from citadel.server.request_log import PER_REQUEST
 
 
 class RateLimitedHandler(logging.Handler):
     def __init__(self, target: logging.Handler, per_second: int,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 exempt: Callable[[logging.LogRecord], bool] = lambda record: False) -> None:
         super().__init__()
         self.target = target
         self.per_second = per_second  # 0: no limit
         self.clock = clock
+        self.exempt = exempt
         self._window_start = clock()
         self._written = 0
         self._suppressed: Counter[tuple[str, str]] = Counter()
 
     def emit(self, record: logging.LogRecord) -> None:  # called under self.lock
+        if self.exempt(record):
+            self.target.handle(record)
+            return
         now = self.clock()
         if now - self._window_start >= 1.0:
             self._summarise(now)
@@ -78,7 +87,8 @@ def install_server_logging(settings: Settings, level: str) -> RateLimitedHandler
     one handler under one rate limit (`settings.log_lines_per_second`)."""
     stream = logging.StreamHandler(sys.stderr)
     stream.setFormatter(ServerFormatter())
-    handler = RateLimitedHandler(stream, settings.log_lines_per_second)
+    handler = RateLimitedHandler(stream, settings.log_lines_per_second,
+                                 exempt=lambda record: getattr(record, PER_REQUEST, False))
     for name in ("citadel", "uvicorn", "asyncio"):
         logger = logging.getLogger(name)
         logger.addHandler(handler)

@@ -25,6 +25,7 @@ _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 # nginx's "client closed request": the client left before a response was sent. Not a 5xx,
 # which would page someone for a fault that is not ours.
 CLIENT_CLOSED = 499
+PER_REQUEST = "per_request"  # marks the one line per request on its log record
 
 
 def request_id_from(headers: list[tuple[bytes, bytes]]) -> str:
@@ -92,4 +93,5 @@ class RequestLogMiddleware:
                     "snapshot_id": None, "backend": None,
                     "citations_emitted": 0, "citations_dropped": 0}
             line.update(state.get("log") or {})
-            log.info(json.dumps(line, default=str))
+            # per_request: the server's log rate limit leaves these lines alone (log_rate.py).
+            log.info(json.dumps(line, default=str), extra={PER_REQUEST: True})
