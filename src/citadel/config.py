@@ -1,7 +1,8 @@
 """Settings: defaults, overridden by a TOML config file, overridden by CITADEL_* variables.
 
 The config file is `$CITADEL_CONFIG` if set, else `<home>/config.toml` if it exists.
-Every field `name` can be set as `CITADEL_NAME` in the environment.
+Every field `name` can be set as `CITADEL_NAME` in the environment; any other CITADEL_*
+variable (bar the few in NON_SETTING_VARIABLES / NON_SETTING_PREFIXES) is refused as a typo.
 """
 
 from __future__ import annotations
