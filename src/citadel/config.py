@@ -1,11 +1,13 @@
 """Settings: defaults, overridden by a TOML config file, overridden by CITADEL_* variables.
 
 The config file is `$CITADEL_CONFIG` if set, else `<home>/config.toml` if it exists.
-Every field `name` can be set as `CITADEL_NAME` in the environment.
+Every field `name` can be set as `CITADEL_NAME` in the environment; any other CITADEL_*
+variable (bar the few in NON_SETTING_VARIABLES / NON_SETTING_PREFIXES) is refused as a typo.
 """
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import os
@@ -14,7 +16,26 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+
+# CITADEL_* variables that are deliberately not settings (read by the CLI, scripts or tests),
+# so `Settings.load` does not mistake them for typos of a setting's name.
+NON_SETTING_VARIABLES = frozenset({
+    "CITADEL_CONFIG",  # which config file to read (below)
+    "CITADEL_DEBUG",  # the CLI shows tracebacks
+    "CITADEL_API_KEY",  # `citadel agent --api-key`
+    "CITADEL_RERANKER_API_KEY",  # environment only, never stored in settings
+    "CITADEL_MONITOR_MAX_CITATION_DROP", "CITADEL_MONITOR_LOW_AUTHORITY",
+    "CITADEL_MONITOR_MAX_DOCUMENT_SHARE",  # `citadel monitor` thresholds
+    "CITADEL_PY", "CITADEL_LLM_VENV", "CITADEL_LLAMA_SPEC", "CITADEL_SMOLLM_SPEC",
+    "CITADEL_LLM_DEMO_PORT",  # scripts/llm-demo.sh
+})
+NON_SETTING_PREFIXES = ("CITADEL_TEST_", "CITADEL_PG_")  # test fixtures, scripts/postgres.sh
+
+# An empty CITADEL_HOME is refused rather than read as the default: it is almost always an
+# unset shell variable (CITADEL_HOME=$DATA), and guessing would hide that mistake.
+EMPTY_HOME = ("an empty home would be the current directory; set it to a folder, or unset "
+              "it for the default .citadel")
 
 
 class ConfigError(ValueError):
@@ -131,6 +152,51 @@ class Settings(BaseModel):
         default=0.5, ge=0.0, le=1.0,
         description="Least share of the model's citations that must pass the gate.")
 
+    # HTTP server (`citadel serve`, citadel.server.limits): bounds that keep idle, slow or
+    # greedy clients from starving everyone else.
+    http_header_timeout: float = Field(
+        default=10.0, gt=0, le=3600,
+        description="Seconds a connection may take to send a request's headers (from the "
+                    "connection or the previous response); then it is closed.")
+    http_body_timeout: float = Field(
+        default=30.0, gt=0, le=3600,
+        description="Seconds a request may take to send its body once its headers arrived.")
+    http_keep_alive_timeout: float = Field(
+        default=5.0, gt=0, le=3600,
+        description="Seconds an idle keep-alive connection stays open between requests.")
+    http_max_connections: int = Field(
+        default=1000, ge=1, le=1_000_000,
+        description="Open connections (and requests in progress) at once; beyond it new "
+                    "requests get 503.")
+    http_max_connections_per_client: int = Field(
+        default=64, ge=0, le=1_000_000,
+        description="Open connections from one client IP; more are refused at once (0: no cap).")
+    http_allowed_hosts: tuple[str, ...] = Field(
+        default=(),
+        description="Host header values accepted besides localhost, 127.0.0.1, [::1] and the "
+                    "address served on (any port); `*` accepts all. Comma-separated in the "
+                    "environment. Refusing others defeats DNS rebinding.")
+    log_lines_per_second: int = Field(
+        default=50, ge=0, le=1_000_000,
+        description="Server log lines (warnings, errors, server messages) written per second "
+                    "at most; the rest are counted and summarised (0: no limit). The one line "
+                    "per request is not limited.")
+
+    @field_validator("http_allowed_hosts", mode="before")
+    @classmethod
+    def _split_hosts(cls, value: Any) -> Any:
+        if isinstance(value, str):  # from the environment: "a.example,b.example:8443"
+            return tuple(h.strip() for h in value.split(",") if h.strip())
+        return value
+
+    @field_validator("home", mode="before")
+    @classmethod
+    def _home_not_empty(cls, value: Any) -> Any:
+        # Path("") is the current directory: snapshots would land wherever the command ran.
+        if isinstance(value, str) and not value.strip():
+            raise ValueError(EMPTY_HOME)
+        return value
+
     def pdf_password_map(self) -> dict[str, str]:
         """The configured PDF passwords in the clear, for the loader only."""
         return {path: pw.get_secret_value() for path, pw in self.pdf_passwords.items()}
@@ -149,8 +215,12 @@ class Settings(BaseModel):
         cls, env: Mapping[str, str] | None = None, overrides: Mapping[str, Any] | None = None
     ) -> Settings:
         env = os.environ if env is None else env
+        _refuse_unknown_variables(env, cls.model_fields)
         values: dict[str, Any] = {}
-        home = Path(env.get("CITADEL_HOME", str(cls.model_fields["home"].default)))
+        raw_home = env.get("CITADEL_HOME", str(cls.model_fields["home"].default))
+        if not raw_home.strip():
+            raise ConfigError(f"CITADEL_HOME is set but empty: {EMPTY_HOME}")
+        home = Path(raw_home)
         config_path = Path(env["CITADEL_CONFIG"]) if env.get("CITADEL_CONFIG") else None
         if config_path is None and (home / "config.toml").is_file():
             config_path = home / "config.toml"
@@ -170,6 +240,21 @@ class Settings(BaseModel):
                 f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
             )
             raise ConfigError(f"invalid configuration: {problems}") from None
+
+
+def _refuse_unknown_variables(env: Mapping[str, str], fields: Mapping[str, Any]) -> None:
+    """A CITADEL_* variable that names no setting is a typo (CITADEL_TOPK) that would
+    otherwise be ignored silently: refuse it, naming the closest known variable."""
+    known = {f"CITADEL_{name.upper()}" for name in fields}
+    for key in sorted(env):
+        if (not key.startswith("CITADEL_") or key in known or key in NON_SETTING_VARIABLES
+                or key.startswith(NON_SETTING_PREFIXES)):
+            continue
+        close = difflib.get_close_matches(key, sorted(known | NON_SETTING_VARIABLES), n=1,
+                                          cutoff=0.6)
+        hint = f"did you mean {close[0]}?" if close else "no setting has a similar name"
+        raise ConfigError(f"unknown environment variable {key} ({hint}); unset it or use a "
+                          "setting's name")
 
 
 def _read_config_file(path: Path) -> dict[str, Any]:

@@ -26,7 +26,7 @@ def client_for(agent) -> TestClient:
     app = FastAPI()
     install_error_handlers(app)
     app.include_router(agent_router(lambda: agent))
-    return TestClient(app)
+    return TestClient(app, base_url="http://localhost")
 
 
 @pytest.fixture

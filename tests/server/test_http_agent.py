@@ -22,7 +22,7 @@ REFUND_1042 = {"question": "Can I get a refund for order 1042?"}
 def client(hashing_engine, tmp_path_factory):
     engine = with_demo_business(hashing_engine,
                                 tmp_path_factory.mktemp("agent") / "business.sqlite")
-    with TestClient(create_app(engine)) as c:
+    with TestClient(create_app(engine), base_url="http://localhost") as c:
         yield c
 
 
@@ -109,7 +109,7 @@ def test_without_a_business_database_the_agent_is_503_and_the_rest_works(
     settings = hashing_engine.settings.model_copy(update={"business_dsn": f"sqlite:///{path}"})
     engine = type(hashing_engine)(settings, hashing_engine.index, hashing_engine.embedder,
                                   hashing_engine.generator)
-    with TestClient(create_app(engine)) as client:
+    with TestClient(create_app(engine), base_url="http://localhost") as client:
         r = client.post("/v1/agent", json=REFUND_1042, headers=ALICE)
         assert r.status_code == 503
         error = r.json()["error"]
@@ -133,7 +133,7 @@ def test_without_a_knowledge_base_business_facts_are_still_served(tmp_path):
     db.close()
     settings = Settings(home=tmp_path / "empty-home", embedder="hashing",
                         business_dsn=f"sqlite:///{path}")
-    with TestClient(create_app(settings)) as client:
+    with TestClient(create_app(settings), base_url="http://localhost") as client:
         assert client.get("/readyz").status_code == 503
         body = client.post("/v1/agent", json=REFUND_1042, headers=ALICE).json()
         assert body["business"][0]["data"]["eligibility"]["eligible"] is True

@@ -18,7 +18,7 @@ QUESTION = "How long do I have to return an item?"
 
 @pytest.fixture(scope="module")
 def client(hashing_engine):
-    with TestClient(create_app(hashing_engine)) as c:
+    with TestClient(create_app(hashing_engine), base_url="http://localhost") as c:
         yield c
 
 
@@ -87,7 +87,7 @@ def test_oversized_bodies_are_refused_before_parsing(client):
 def test_question_limit_comes_from_the_configuration(hashing_engine, tmp_path):
     engine = Engine(hashing_engine.settings.model_copy(update={"max_question_chars": 20}),
                     hashing_engine.index, hashing_engine.embedder, hashing_engine.generator)
-    with TestClient(create_app(engine)) as c:
+    with TestClient(create_app(engine), base_url="http://localhost") as c:
         schema = c.get("/openapi.json").json()["components"]["schemas"]["AnswerRequest"]
         assert schema["properties"]["question"]["maxLength"] == 20
         assert c.post("/v1/answer", json={"question": "x" * 21}).status_code == 422
@@ -149,7 +149,8 @@ def test_health_and_readiness(client, hashing_engine):
 
 
 def test_without_a_knowledge_base_readiness_is_503_with_reason(tmp_path):
-    with TestClient(create_app(Settings(home=tmp_path, embedder="hashing"))) as c:
+    with TestClient(create_app(Settings(home=tmp_path, embedder="hashing")),
+                    base_url="http://localhost") as c:
         assert c.get("/healthz").status_code == 200
         r = c.get("/readyz")
         assert r.status_code == 503 and "citadel ingest" in r.json()["reason"]
@@ -167,7 +168,7 @@ def test_readiness_refuses_an_incompatible_or_replaced_snapshot(tmp_path):
     ingest([DEMO_KB], settings, embedder=HashingEmbedder(), progress=False)
     engine = Engine.open(settings, embedder=HashingEmbedder())
     try:
-        with TestClient(create_app(engine)) as c:
+        with TestClient(create_app(engine), base_url="http://localhost") as c:
             assert c.get("/readyz").status_code == 200
             # A different embedder than the snapshot was built with.
             engine.embedder = HashingEmbedder(dimension=64)
@@ -242,7 +243,7 @@ def test_tenant_documents_are_hidden_from_other_tenants(tmp_path):
     try:
         acme = engine.index.chunks_of("acme")
         assert acme and acme[0].tenant == "acme"
-        with TestClient(create_app(engine)) as c:
+        with TestClient(create_app(engine), base_url="http://localhost") as c:
             cid = acme[0].chunk_id.replace("#", "%23")
             assert c.get(f"/v1/chunks/{cid}").status_code == 404
             assert c.get(f"/v1/chunks/{cid}", params={"tenant": "other"}).status_code == 404
@@ -256,7 +257,7 @@ def test_tenant_documents_are_hidden_from_other_tenants(tmp_path):
 def test_a_pdf_document_returns_its_page_boundaries(documents_engine):
     from tests.documents import GEOTOPO
 
-    with TestClient(create_app(documents_engine)) as c:
+    with TestClient(create_app(documents_engine), base_url="http://localhost") as c:
         doc = c.get("/v1/documents/geotopo-komprimiert").json()
         assert doc["format"] == "pdf" and doc["source"] == GEOTOPO
         pages = doc["pages"]

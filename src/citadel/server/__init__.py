@@ -16,11 +16,12 @@ if TYPE_CHECKING:
 INSTALL_HINT = "the HTTP server needs the server extra: pip install 'citadel[server]'"
 
 
-def create_app(source: Settings | Engine | None = None) -> FastAPI:
+def create_app(source: Settings | Engine | None = None, *, bind_host: str | None = None
+               ) -> FastAPI:
     try:
         from citadel.server.app import create_app as _create_app
     except ModuleNotFoundError as exc:  # fastapi/uvicorn are optional
         if exc.name and exc.name.split(".")[0] in {"fastapi", "starlette", "uvicorn"}:
             raise ModuleNotFoundError(f"{INSTALL_HINT} ({exc.name} is missing)") from exc
         raise
-    return _create_app(source)
+    return _create_app(source, bind_host=bind_host)

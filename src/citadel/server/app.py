@@ -21,11 +21,13 @@ from citadel.server.agent_routes import agent_router
 from citadel.server.body_limit import BodyLimitMiddleware
 from citadel.server.docs import install_docs
 from citadel.server.errors import install_error_handlers
+from citadel.server.hosts import AllowedHosts, HostCheckMiddleware
 from citadel.server.models import answer_request_model
 from citadel.server.page import install_page
 from citadel.server.provider import EngineProvider
 from citadel.server.request_log import RequestLogMiddleware
 from citadel.server.routes import api_router
+from citadel.server.security_headers import SecurityHeadersMiddleware
 from citadel.server.sse import StreamRegistry, document_stream_events, stream_router
 
 log = logging.getLogger("citadel.http")
@@ -44,8 +46,11 @@ def _version() -> str:
         return "0"
 
 
-def create_app(source: Settings | Engine | None = None) -> FastAPI:
-    """An app serving an open `Engine`, or the active snapshot of `Settings` (opened lazily)."""
+def create_app(source: Settings | Engine | None = None, *, bind_host: str | None = None
+               ) -> FastAPI:
+    """An app serving an open `Engine`, or the active snapshot of `Settings` (opened lazily).
+
+    `bind_host` (what `citadel serve --host` listens on) is an accepted Host header name."""
     if isinstance(source, Engine):
         provider = EngineProvider(source.settings, engine=source)
     else:
@@ -72,6 +77,9 @@ def create_app(source: Settings | Engine | None = None) -> FastAPI:
     # Added last = outermost: the request log sees (and ids) every request, even a refused one.
     app.add_middleware(BodyLimitMiddleware,
                        max_bytes=max(64_000, 8 * provider.settings.max_question_chars))
+    app.add_middleware(HostCheckMiddleware,
+                       allowed=AllowedHosts(provider.settings.http_allowed_hosts, bind_host))
+    app.add_middleware(SecurityHeadersMiddleware)  # outside the host check: its 400 gets them
     app.add_middleware(RequestLogMiddleware)
 
     request_model = answer_request_model(provider.settings.max_question_chars)

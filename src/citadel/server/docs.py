@@ -14,6 +14,8 @@ from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
+from citadel.server.security_headers import csp_for_html
+
 ASSETS_URL = "/static/docs"
 
 
@@ -29,17 +31,26 @@ def install_docs(app: FastAPI) -> None:
     assets = swagger_assets()
 
     if assets is None:
-        def docs() -> HTMLResponse:
+        def page() -> HTMLResponse:
             return get_swagger_ui_html(openapi_url="/openapi.json", title=f"{app.title} API")
+        cdn: tuple[str, ...] = ("https://cdn.jsdelivr.net", "https://fastapi.tiangolo.com")
     else:
         app.mount(ASSETS_URL, StaticFiles(directory=assets), name="docs-assets")
 
-        def docs() -> HTMLResponse:
+        def page() -> HTMLResponse:
             return get_swagger_ui_html(
                 openapi_url="/openapi.json", title=f"{app.title} API",
                 swagger_js_url=f"{ASSETS_URL}/swagger-ui-bundle.js",
                 swagger_css_url=f"{ASSETS_URL}/swagger-ui.css",
                 swagger_favicon_url="/static/favicon.svg",
             )
+        cdn = ()
+
+    def docs() -> HTMLResponse:
+        # Swagger UI starts from one inline script: allow exactly that one, by its hash.
+        response = page()
+        response.headers["Content-Security-Policy"] = csp_for_html(bytes(response.body).decode(),
+                                                                   cdn)
+        return response
 
     app.add_api_route("/docs", docs, methods=["GET"], include_in_schema=False)

@@ -13,6 +13,7 @@ from starlette.exceptions import HTTPException
 
 from citadel.engine import InvalidQuestion, NotReady
 from citadel.server.models import ErrorBody, ErrorDetail, FieldError
+from citadel.server.public_errors import public_message
 
 log = logging.getLogger("citadel.http")
 
@@ -72,7 +73,9 @@ async def _invalid_question(request: Request, exc: InvalidQuestion) -> JSONRespo
 
 
 async def _not_ready(request: Request, exc: NotReady) -> JSONResponse:
-    return error_response(request, 503, str(exc))
+    # The reason says what to do (`run citadel ingest`), never where the server keeps its files.
+    return error_response(request, 503,
+                          public_message(str(exc), request.app.state.provider.settings.home))
 
 
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -3,11 +3,24 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
+from pydantic_core import PydanticCustomError
 
 from citadel.records import Chunk, Document, DocumentFormat
+
+
+def _json_integer(value: Any) -> Any:
+    # Lax pydantic would read `true` as 1 and `"3"` as 3: a client bug, not a number. An
+    # integral JSON number (3 or 3.0) stays valid, as JSON Schema's "integer" says.
+    if isinstance(value, bool | str):
+        raise PydanticCustomError("int_type", "Input should be a JSON integer, not a {kind}",
+                                  {"kind": "boolean" if isinstance(value, bool) else "string"})
+    return value
+
+
+TopK = Annotated[int, Field(ge=1, le=100), BeforeValidator(_json_integer)]
 
 
 class AnswerRequest(BaseModel):
@@ -16,8 +29,8 @@ class AnswerRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     question: str = Field(min_length=1, pattern=r"\S", description="The question to answer.")
-    top_k: int | None = Field(default=None, ge=1, le=100,
-                              description="Ranked chunks to retrieve (default: configured).")
+    top_k: TopK | None = Field(default=None,
+                               description="Ranked chunks to retrieve (default: configured).")
     tenant: str | None = Field(default=None, max_length=200,
                                description="Only this tenant's (and public) documents.")
     category: str | None = Field(default=None, max_length=200,

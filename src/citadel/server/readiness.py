@@ -10,6 +10,7 @@ from citadel.engine import Engine
 from citadel.knowledge.snapshots import Catalog, incompatibilities, runtime_fingerprint
 from citadel.retrieval.backends import lexical_semantics
 from citadel.server.models import Readiness
+from citadel.server.public_errors import public_message
 
 
 def readiness(engine: Engine) -> Readiness:
@@ -20,7 +21,8 @@ def readiness(engine: Engine) -> Readiness:
         active = catalog.alias()
         info = catalog.get(serving)
     except Exception as exc:  # an unreadable catalog is a reason, not a crash
-        return Readiness(ready=False, reason=f"catalog unreadable: {exc}", **base)
+        reason = public_message(f"catalog unreadable: {exc}", engine.settings.home)
+        return Readiness(ready=False, reason=reason, **base)
     base["active_snapshot_id"] = active
     if info is None:
         return Readiness(ready=False, reason=f"snapshot {serving} is not in the catalog", **base)

@@ -20,6 +20,7 @@ from citadel.server.models import (
     Health,
     Readiness,
 )
+from citadel.server.public_errors import public_message
 from citadel.server.readiness import readiness
 from citadel.server.request_log import answer_log_fields
 
@@ -80,7 +81,8 @@ def api_router(request_model: type[AnswerRequest]) -> APIRouter:
         try:
             state = readiness(request.app.state.provider.get())
         except NotReady as exc:
-            state = Readiness(ready=False, reason=str(exc))
+            state = Readiness(ready=False, reason=public_message(
+                str(exc), request.app.state.provider.settings.home))
         return JSONResponse(state.model_dump(mode="json"), status_code=200 if state.ready
                             else 503)
 

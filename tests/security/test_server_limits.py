@@ -1,0 +1,350 @@
+"""The HTTP server under hostile or careless clients: idle and slow sockets, clients that
+leave, requests with a forged Host, sloppy JSON types; and what error bodies give away."""
+
+import json
+import logging
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+import uvicorn
+from fastapi.testclient import TestClient
+
+from citadel.config import Settings
+from citadel.server import create_app
+from citadel.server.listen import listening_socket
+from tests.conftest import hashing_settings
+from tests.live_server import live_server
+
+ABSOLUTE_PATH = re.compile(r"(?<![\w:/.])/(?:root|home|tmp|srv|var|usr)\b")
+
+
+@pytest.fixture(scope="module")
+def client(hashing_engine):
+    with TestClient(create_app(hashing_engine), base_url="http://localhost") as c:
+        yield c
+
+
+# --- 5. strict numbers and booleans -------------------------------------------------------
+
+
+@pytest.mark.parametrize("top_k", [True, False, "3", 3.5])
+def test_top_k_must_be_a_json_integer_not_a_boolean_or_string(client, top_k):
+    r = client.post("/v1/answer", json={"question": "How long are gift cards valid?",
+                                        "top_k": top_k})
+    assert r.status_code == 422
+    error = r.json()["error"]
+    assert error["code"] == "invalid_request" and "top_k" in error["message"]
+    assert "integer" in error["message"]
+
+
+@pytest.mark.parametrize("top_k", [3, 3.0])
+def test_top_k_as_an_integer_is_still_accepted(client, top_k):
+    # 3.0 is an integer in JSON Schema, which the OpenAPI document promises.
+    r = client.post("/v1/answer", json={"question": "How long are gift cards valid?",
+                                        "top_k": top_k})
+    assert r.status_code == 200
+
+
+# --- 3. 503 bodies say what to do, not where the files are --------------------------------
+
+
+def test_not_ready_bodies_say_run_ingest_without_the_servers_paths(tmp_path):
+    home = tmp_path / "empty-home"
+    with TestClient(create_app(Settings(home=home, embedder="hashing")),
+                    base_url="http://localhost") as c:
+        answer = c.post("/v1/answer", json={"question": "anything?"})
+        ready = c.get("/readyz")
+    assert answer.status_code == 503 and ready.status_code == 503
+    for text in (answer.json()["error"]["message"], ready.json()["reason"]):
+        assert "citadel ingest" in text
+        assert str(tmp_path) not in text and not ABSOLUTE_PATH.search(text), text
+
+
+def test_a_mismatched_snapshot_is_explained_without_paths(hashing_engine):
+    # The demo snapshot was built with the hashing embedder; this config runs MiniLM.
+    settings = Settings(home=hashing_engine.settings.home, embedder="minilm")
+    with TestClient(create_app(settings), base_url="http://localhost") as c:
+        answer = c.post("/v1/answer", json={"question": "anything?"})
+        ready = c.get("/readyz")
+    assert answer.status_code == 503 and ready.status_code == 503
+    for text in (answer.json()["error"]["message"], ready.json()["reason"]):
+        assert "does not match the running configuration" in text
+        assert str(hashing_engine.settings.home) not in text and not ABSOLUTE_PATH.search(text)
+
+
+# --- 4. Host allow-list (DNS rebinding) and browser hardening headers -------------------
+
+
+@pytest.mark.parametrize("host", ["evil.example", "evil.example:8000", "127.0.0.1.evil.example",
+                                  "localhost.evil.example", ""])
+def test_a_foreign_host_header_is_refused_with_400_json(client, host):
+    r = client.get("/healthz", headers={"host": host})
+    assert r.status_code == 400
+    assert r.headers["content-type"] == "application/json"
+    assert r.json()["error"]["code"] == "bad_host"
+
+
+@pytest.mark.parametrize("host", ["localhost", "localhost:8000", "127.0.0.1:1234", "[::1]:80",
+                                  "LOCALHOST."])
+def test_loopback_host_headers_with_any_port_are_served(client, host):
+    assert client.get("/healthz", headers={"host": host}).status_code == 200
+
+
+def test_configured_and_bound_hosts_are_served(hashing_engine, tmp_path):
+    settings = hashing_settings(hashing_engine.settings.home,
+                                http_allowed_hosts=("kb.example", "api.example:8443"))
+    app = create_app(settings, bind_host="citadel.lan")
+    with TestClient(app, base_url="http://localhost") as c:
+        assert c.get("/healthz", headers={"host": "kb.example:9"}).status_code == 200
+        assert c.get("/healthz", headers={"host": "api.example:8443"}).status_code == 200
+        assert c.get("/healthz", headers={"host": "api.example:80"}).status_code == 400
+        assert c.get("/healthz", headers={"host": "citadel.lan:8000"}).status_code == 200
+        assert c.get("/healthz", headers={"host": "evil.example"}).status_code == 400
+
+
+@pytest.mark.parametrize("path", ["/", "/healthz", "/static/app.js", "/docs", "/nope"])
+def test_every_response_carries_the_browser_hardening_headers(client, path):
+    r = client.get(path)
+    assert r.headers["x-content-type-options"] == "nosniff"
+    assert r.headers["x-frame-options"] == "DENY"
+    assert r.headers["referrer-policy"] == "no-referrer"
+    csp = r.headers["content-security-policy"]
+    assert "frame-ancestors 'none'" in csp and "'unsafe-inline'" not in csp
+    assert "script-src 'self'" in csp
+
+
+def test_the_refusal_of_a_foreign_host_carries_the_headers_too(client):
+    r = client.get("/healthz", headers={"host": "evil.example"})
+    assert r.headers["x-frame-options"] == "DENY" and "content-security-policy" in r.headers
+
+
+# --- 1. starvation: idle sockets, slowloris, slow bodies; a bounded log -------------------
+
+
+@contextmanager
+def guarded_server(app, **limits) -> Iterator[int]:
+    """`app` under the uvicorn configuration `citadel serve` uses, on a free port."""
+    from citadel.server.limits import server_config
+
+    settings = Settings(home=Path("unused"), **{"http_header_timeout": 1.0,
+                                                "http_body_timeout": 1.0, **limits})
+    sock = listening_socket("127.0.0.1", 0)
+    server = uvicorn.Server(server_config(app, settings, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "server did not start"
+        time.sleep(0.02)
+    try:
+        yield sock.getsockname()[1]
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+        sock.close()
+
+
+def connect_from(address: str, port: int) -> socket.socket:
+    """A client socket from another loopback address (Linux routes all of 127/8 to lo), so
+    the per-client cap tells the attacker from the well-behaved client on 127.0.0.1."""
+    s = socket.socket()
+    s.bind((address, 0))
+    s.connect(("127.0.0.1", port))
+    return s
+
+
+def read_until_closed(s: socket.socket, within: float) -> bytes | None:
+    """What the server sent before closing, or None if it kept the socket open."""
+    s.settimeout(within)
+    data = b""
+    try:
+        while chunk := s.recv(4096):
+            data += chunk
+    except TimeoutError:
+        return None
+    except ConnectionResetError:
+        pass
+    return data
+
+
+def healthz_ms(port: int) -> float:
+    started = time.perf_counter()
+    r = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5)
+    assert r.status_code == 200
+    return (time.perf_counter() - started) * 1000
+
+
+def test_idle_sockets_beyond_the_per_client_cap_are_refused_and_healthz_answers(client):
+    # A long header timeout: the ten admitted sockets must stay open while the rest arrive.
+    with guarded_server(client.app, http_max_connections_per_client=10,
+                        http_header_timeout=20.0) as port:
+        hoard = [connect_from("127.0.0.2", port) for _ in range(40)]
+        try:
+            assert healthz_ms(port) < 5000
+            answers = [read_until_closed(s, within=5) for s in hoard[10:]]
+            assert all(a is not None and a.startswith(b"HTTP/1.1 503") for a in answers)
+            assert b"too_many_connections" in answers[0]
+        finally:
+            for s in hoard:
+                s.close()
+
+
+def test_an_idle_socket_is_closed_after_the_header_timeout(client):
+    with guarded_server(client.app) as port, connect_from("127.0.0.2", port) as idle:
+        started = time.monotonic()
+        assert read_until_closed(idle, within=15) == b""  # closed, nothing to answer
+        assert time.monotonic() - started < 10
+
+
+def test_slowloris_headers_are_cut_off_while_healthz_answers(client):
+    request = b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Pad: " + b"a" * 200
+    with guarded_server(client.app) as port, connect_from("127.0.0.3", port) as slow:
+        slow.settimeout(0.05)
+        started, reply = time.monotonic(), None
+        for i, byte in enumerate(request):  # one byte per 50 ms: ~12 s if nobody stops it
+            if i % 20 == 0:
+                assert healthz_ms(port) < 5000
+            try:
+                slow.send(bytes([byte]))
+                reply = slow.recv(4096)  # the server spoke (408) or closed (b"")
+                break
+            except TimeoutError:
+                continue  # still open: keep trickling
+            except OSError:
+                reply = b""
+                break
+        assert reply is not None, "the trickling connection was never cut off"
+        assert reply == b"" or reply.startswith(b"HTTP/1.1 408")
+        assert time.monotonic() - started < 8
+
+
+def test_a_body_that_never_finishes_is_cut_off_and_logged_as_a_disconnect(client, caplog):
+    caplog.set_level(logging.INFO, logger="citadel.http")
+    with guarded_server(client.app) as port, connect_from("127.0.0.2", port) as slow:
+        slow.sendall(b"POST /v1/answer HTTP/1.1\r\nHost: localhost\r\nX-Request-ID: slow-1\r\n"
+                     b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"qu")
+        assert read_until_closed(slow, within=15) is not None
+        deadline = time.monotonic() + 10
+        while not (lines := request_lines(caplog, "slow-1")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert [line["status"] for line in lines] == [499]
+
+
+def test_server_log_output_is_rate_limited_with_a_suppressed_summary():
+    from citadel.server.log_rate import RateLimitedHandler
+
+    now = [0.0]
+    written: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record):
+            written.append(record.getMessage())
+
+    handler = RateLimitedHandler(Collect(), per_second=5, clock=lambda: now[0])
+    logger = logging.getLogger("test.flood")
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        for i in range(10_000):
+            logger.warning("Invalid HTTP request received. %d", i)
+        now[0] = 1.5
+        logger.warning("after the flood")
+    finally:
+        logger.removeHandler(handler)
+    assert len(written) == 5 + 2
+    assert "suppressed 9995 log lines" in written[5] and "Invalid HTTP request" in written[5]
+    assert written[-1] == "after the flood"
+
+
+def test_the_one_line_per_request_is_not_rate_limited():
+    from citadel.server.log_rate import RateLimitedHandler
+    from citadel.server.request_log import PER_REQUEST
+
+    written: list[logging.LogRecord] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record):
+            written.append(record)
+
+    handler = RateLimitedHandler(Collect(), per_second=5, clock=lambda: 0.0,
+                                 exempt=lambda r: getattr(r, PER_REQUEST, False))
+    for _ in range(100):
+        handler.handle(logging.makeLogRecord({"msg": "{}", PER_REQUEST: True}))
+    assert len(written) == 100
+
+
+# --- 2. a client that leaves is a disconnect, not a server error --------------------------
+
+
+def request_lines(caplog, request_id: str) -> list[dict]:
+    lines = [json.loads(r.getMessage()) for r in caplog.records
+             if r.name == "citadel.http" and r.getMessage().startswith("{")]
+    return [line for line in lines if line.get("request_id") == request_id]
+
+
+def test_a_client_that_leaves_mid_body_is_logged_as_499_not_500(client, caplog):
+    caplog.set_level(logging.INFO, logger="citadel.http")
+    with live_server(client.app) as url:
+        port = int(url.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port)) as gone:
+            gone.sendall(b"POST /v1/answer HTTP/1.1\r\nHost: localhost\r\n"
+                         b"X-Request-ID: gone-499\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: 100\r\n\r\n{\"question\": ")
+            time.sleep(0.2)
+        deadline = time.monotonic() + 10
+        while not (lines := request_lines(caplog, "gone-499")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert len(lines) == 1
+    assert lines[0]["status"] == 499 and lines[0]["client_disconnected"] is True
+
+
+# --- `citadel serve` runs with all of the above -------------------------------------------
+
+
+def test_citadel_serve_applies_the_limits_headers_hosts_and_log_rate(hashing_engine):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CITADEL_")}
+    env.update(CITADEL_HOME=str(hashing_engine.settings.home), CITADEL_EMBEDDER="hashing",
+               CITADEL_HTTP_HEADER_TIMEOUT="1", CITADEL_HTTP_MAX_CONNECTIONS_PER_CLIENT="2",
+               CITADEL_LOG_LINES_PER_SECOND="3")
+    proc = subprocess.Popen([sys.executable, "-m", "citadel", "serve", "--port", str(port)],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None, proc.stderr.read()
+            try:
+                healthz_ms(port)
+                break
+            except httpx.HTTPError:
+                assert time.monotonic() < deadline, "server did not start"
+                time.sleep(0.1)
+        r = httpx.get(f"http://127.0.0.1:{port}/healthz", headers={"host": "evil.example"})
+        assert r.status_code == 400 and r.headers["x-frame-options"] == "DENY"
+        with connect_from("127.0.0.2", port) as idle:
+            assert read_until_closed(idle, within=15) == b""  # the header timeout
+        hoard = [connect_from("127.0.0.2", port) for _ in range(30)]  # 28 refused, logged
+        assert healthz_ms(port) < 5000
+        for s in hoard:
+            s.close()
+        time.sleep(1.2)
+        healthz_ms(port)  # a line in the next second brings the summary
+    finally:
+        proc.terminate()
+        _, stderr = proc.communicate(timeout=30)
+    refusals = [line for line in stderr.splitlines() if "refused a connection" in line]
+    assert 1 <= len(refusals) <= 15  # 3 a second, not one per refused connection (28)
+    assert any("suppressed" in line for line in stderr.splitlines())
