@@ -9,12 +9,17 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+
+# An API key as configured: the key itself (16-128 URL-safe characters, e.g. from
+# `citadel.agent.auth.generate_api_key`) or only its SHA-256 as `sha256:<64 hex digits>`.
+API_KEY_SHAPE = re.compile(r"^(?:[A-Za-z0-9_-]{16,128}|sha256:[0-9a-f]{64})$")
 
 
 class ConfigError(ValueError):
@@ -101,6 +106,16 @@ class Settings(BaseModel):
         "Contact customer support, or ask an administrator to add a document that covers this."
     )
 
+    # Tenants on HTTP (citadel.server.auth): the tenant of a request is the one its API key
+    # maps to, never a request field; requests without a key see public documents only.
+    api_keys: dict[SecretStr, str] = Field(
+        default_factory=dict,
+        description="An [api_keys] table mapping an API key (or `sha256:<hex>` of it) to the "
+                    "tenant whose documents it may see (\"\": public only). Never logged.")
+    open_answers: bool = Field(
+        default=True,
+        description="Answer requests without an API key from public documents; false: 401.")
+
     # Support agent (citadel.agent): business database and decision step.
     business_dsn: str | None = Field(
         default=None, description="postgresql://... or sqlite:///path; default "
@@ -130,6 +145,29 @@ class Settings(BaseModel):
     llm_support_threshold: float = Field(
         default=0.5, ge=0.0, le=1.0,
         description="Least share of the model's citations that must pass the gate.")
+
+    @field_validator("api_keys", mode="before")
+    @classmethod
+    def _api_keys_json(cls, value: Any) -> Any:
+        # CITADEL_API_KEYS arrives as text: a JSON object, like the TOML table.
+        if isinstance(value, str):
+            try:
+                return json.loads(value) if value.strip() else {}
+            except json.JSONDecodeError:
+                raise ValueError("must be a JSON object of key: tenant") from None
+        return value
+
+    @field_validator("api_keys")
+    @classmethod
+    def _api_keys_shape(cls, value: dict[SecretStr, str]) -> dict[SecretStr, str]:
+        for n, (key, tenant) in enumerate(value.items(), start=1):
+            # The messages never repeat a key: they name its position only.
+            if not API_KEY_SHAPE.match(key.get_secret_value()):
+                raise ValueError(f"key #{n} is neither 16-128 characters of [A-Za-z0-9_-] nor "
+                                 "sha256:<64 lowercase hex digits>")
+            if len(tenant) > 200:
+                raise ValueError(f"the tenant of key #{n} is longer than 200 characters")
+        return value
 
     def pdf_password_map(self) -> dict[str, str]:
         """The configured PDF passwords in the clear, for the loader only."""

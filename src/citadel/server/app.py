@@ -18,6 +18,7 @@ from citadel.config import Settings
 from citadel.engine import Engine, NotReady
 from citadel.server.agent import AgentProvider
 from citadel.server.agent_routes import agent_router
+from citadel.server.auth import ApiKeys
 from citadel.server.body_limit import BodyLimitMiddleware
 from citadel.server.docs import install_docs
 from citadel.server.errors import install_error_handlers
@@ -67,6 +68,7 @@ def create_app(source: Settings | Engine | None = None) -> FastAPI:
                   lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.provider = provider
     app.state.agents = agents
+    app.state.api_keys = ApiKeys.from_settings(provider.settings)
     app.state.streams = StreamRegistry()
     install_error_handlers(app)
     # Added last = outermost: the request log sees (and ids) every request, even a refused one.
