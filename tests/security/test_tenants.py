@@ -24,9 +24,11 @@ from fastapi.testclient import TestClient
 from citadel.agent.auth import authenticate_key
 from citadel.agent.db import SqliteBusinessDB
 from citadel.agent.demo_data import seed_demo_data
+from citadel.answering.generators.extractive import ExtractiveGenerator
 from citadel.config import Settings
 from citadel.engine import Engine
 from citadel.ingest.pipeline import ingest
+from citadel.retrieval.backends.base import SearchIndex
 from citadel.retrieval.embedders.hashing import HashingEmbedder
 from citadel.server import create_app
 from tests.agent.conftest import ALICE_KEY, TODAY, make_agent
@@ -138,6 +140,50 @@ def test_a_tenant_named_like_the_lexical_public_marker_stays_private(tmp_path):
         assert "sneaky" not in {r.chunk.document_id for r in ranked}
     finally:
         engine.close()
+
+
+class IgnoresTenants(SearchIndex):
+    """A broken backend: searches every tenant whatever the request says."""
+
+    backend, strategy = "broken", "ignores-tenants"
+
+    def __init__(self, inner: SearchIndex) -> None:
+        self.inner, self.snapshot_id = inner, inner.snapshot_id
+
+    def search(self, text, vector, k, *, tenant=None, category=None):
+        found = {}
+        for t in ("acme", "globex"):
+            for r in self.inner.search(text, vector, k, tenant=t, category=category):
+                found.setdefault(r.chunk_id, r)
+        return list(found.values())
+
+    def get_chunk(self, chunk_id):
+        return self.inner.get_chunk(chunk_id)
+
+    def get_document(self, document_id):
+        return self.inner.get_document(document_id)
+
+    def chunks_of(self, document_id):
+        return self.inner.chunks_of(document_id)
+
+    def count(self):
+        return self.inner.count()
+
+
+def test_the_engine_drops_private_chunks_a_broken_backend_returns(tmp_path):
+    settings = Settings(home=tmp_path / "home", embedder="hashing")
+    ingest([write_kb(tmp_path / "kb")], settings, embedder=HashingEmbedder(), progress=False)
+    real = Engine.open(settings, embedder=HashingEmbedder())
+    try:
+        broken = Engine(settings, IgnoresTenants(real.index), HashingEmbedder(),
+                        ExtractiveGenerator())
+        answer = broken.answer(QUESTION)
+        assert answer.trace.retrieved and all(cid.startswith("public")
+                                              for cid in answer.trace.retrieved)
+        assert not leaked(answer.model_dump_json(), "acme", "globex")
+        assert tenants_in(broken.retrieve(QUESTION, None, "acme", None)) == {"acme", None}
+    finally:
+        real.close()
 
 
 # --- HTTP ------------------------------------------------------------------------------------
