@@ -372,3 +372,22 @@ def test_cli_ask_without_tenant_never_cites_a_private_tenant(http_home):
     assert own.returncode == 0, own.stderr
     assert MARKERS["acme"] in own.stdout or '"acme' in own.stdout
     assert not leaked(own.stdout, "globex")
+
+
+def test_the_schema_says_a_key_is_optional_only_in_open_mode(http_home):
+    for open_answers in (True, False):
+        with app_client(http_home, open_answers=open_answers) as c:
+            try:
+                paths = c.get("/openapi.json").json()["paths"]
+            finally:
+                c.app.state.provider.peek().close()
+        for path, method in (("/v1/answer", "post"), ("/v1/answer/stream", "post"),
+                             ("/v1/chunks/{chunk_id}", "get"),
+                             ("/v1/documents/{document_id}", "get")):
+            operation = paths[path][method]
+            assert ({} in operation["security"]) is open_answers, path
+            assert {"HTTPBearer": []} in operation["security"] and "401" in operation["responses"]
+            assert "tenant" not in json.dumps(operation.get("parameters", []))
+        assert {} not in paths["/v1/agent"]["post"]["security"]
+        body = c.app.openapi()["components"]["schemas"]["AnswerRequest"]
+        assert "tenant" not in body["properties"]

@@ -18,7 +18,7 @@ from citadel.config import Settings
 from citadel.engine import Engine, NotReady
 from citadel.server.agent import AgentProvider
 from citadel.server.agent_routes import agent_router
-from citadel.server.auth import ApiKeys
+from citadel.server.auth import ApiKeys, document_optional_key
 from citadel.server.body_limit import BodyLimitMiddleware
 from citadel.server.docs import install_docs
 from citadel.server.errors import install_error_handlers
@@ -86,6 +86,8 @@ def create_app(source: Settings | Engine | None = None) -> FastAPI:
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
             app.openapi_schema = document_stream_events(FastAPI.openapi(app))
+            document_optional_key(app.openapi_schema,
+                                  open_answers=app.state.api_keys.open_answers)
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]

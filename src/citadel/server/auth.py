@@ -35,6 +35,9 @@ API_KEY = APIKeyHeader(name="X-API-Key", auto_error=False,
 HOW_TO_AUTHENTICATE = "send an API key as `Authorization: Bearer <key>` or `X-API-Key: <key>`"
 TENANT_NOT_ACCEPTED = ("`tenant` is not accepted in a request: the tenant comes from your API "
                        f"key; {HOW_TO_AUTHENTICATE} and leave `tenant` out")
+_SCOPED_MARK = "x-citadel-tenant-scoped"
+# `openapi_extra` of every operation that depends on `tenant_scope` (document_optional_key).
+TENANT_SCOPED: dict[str, Any] = {_SCOPED_MARK: True}
 AUTH_RESPONSES: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorBody, "description": "Invalid API key, or a key is required "
                                              "(`open_answers = false`)."},
@@ -132,3 +135,16 @@ def tenant_scope(
     if log is not None:
         log.update(tenant=scope.tenant, authenticated=scope.authenticated)
     return scope
+
+
+def document_optional_key(openapi: dict[str, Any], *, open_answers: bool) -> dict[str, Any]:
+    """Finish the security of the operations marked `TENANT_SCOPED`: in open mode a key is
+    optional there, which OpenAPI says with an empty requirement (`{}`), so clients and
+    fuzzers do not take a keyless 200 for ignored authentication. The marker is removed."""
+    for operations in openapi.get("paths", {}).values():
+        for operation in operations.values():
+            if isinstance(operation, dict) and operation.pop(_SCOPED_MARK, False):
+                security = operation.setdefault("security", [])
+                if open_answers and {} not in security:
+                    security.insert(0, {})
+    return openapi

@@ -11,7 +11,7 @@ from fastapi.responses import JSONResponse
 from citadel.engine import Engine, NotReady
 from citadel.records import Answer
 from citadel.retrieval.tenancy import visible
-from citadel.server.auth import AUTH_RESPONSES, TenantScope, tenant_scope
+from citadel.server.auth import AUTH_RESPONSES, TENANT_SCOPED, TenantScope, tenant_scope
 from citadel.server.deps import get_engine
 from citadel.server.errors import ERROR_RESPONSES
 from citadel.server.models import (
@@ -37,7 +37,7 @@ def api_router(request_model: type[AnswerRequest]) -> APIRouter:
 
     @router.post("/v1/answer", response_model=Answer, tags=["answers"],
                  responses={**AUTH_RESPONSES, **ERROR_RESPONSES},
-                 summary="Answer a question with verified citations")
+                 summary="Answer a question with verified citations", openapi_extra=TENANT_SCOPED)
     async def answer(body: request_model, request: Request,  # type: ignore[valid-type]
                      scope: Scoped, engine: Annotated[Engine, Depends(get_engine)]) -> Answer:
         result = await run_in_threadpool(
@@ -49,7 +49,7 @@ def api_router(request_model: type[AnswerRequest]) -> APIRouter:
 
     @router.get("/v1/chunks/{chunk_id:path}", response_model=ChunkView, tags=["sources"],
                 responses={**AUTH_RESPONSES, **ERROR_RESPONSES, **NOT_FOUND},
-                summary="A stored chunk")
+                summary="A stored chunk", openapi_extra=TENANT_SCOPED)
     def chunk(chunk_id: str, scope: Scoped, engine: Annotated[Engine, Depends(get_engine)],
               window: Annotated[int, Query(ge=0, le=20_000, description=(
                   "Characters of source text to include on each side of the chunk."))] = 400,
@@ -63,7 +63,8 @@ def api_router(request_model: type[AnswerRequest]) -> APIRouter:
 
     @router.get("/v1/documents/{document_id:path}", response_model=DocumentView,
                 tags=["sources"], responses={**AUTH_RESPONSES, **ERROR_RESPONSES, **NOT_FOUND},
-                summary="A source document with its chunks' offsets")
+                summary="A source document with its chunks' offsets",
+                openapi_extra=TENANT_SCOPED)
     def document(document_id: str, scope: Scoped,
                  engine: Annotated[Engine, Depends(get_engine)]) -> DocumentView:
         found = engine.index.get_document(document_id)

@@ -22,7 +22,7 @@ from pydantic import TypeAdapter
 
 from citadel.answering.streaming import DoneEvent, ErrorEvent, StreamEvent
 from citadel.engine import Engine
-from citadel.server.auth import AUTH_RESPONSES, TenantScope, tenant_scope
+from citadel.server.auth import AUTH_RESPONSES, TENANT_SCOPED, TenantScope, tenant_scope
 from citadel.server.deps import get_engine
 from citadel.server.errors import ERROR_RESPONSES
 from citadel.server.models import AnswerRequest
@@ -95,7 +95,7 @@ def stream_router(request_model: type[AnswerRequest]) -> APIRouter:
 
     @router.post(
         STREAM_PATH, tags=["answers"], response_class=StreamingResponse,
-        summary="Answer a question as Server-Sent Events",
+        summary="Answer a question as Server-Sent Events", openapi_extra=TENANT_SCOPED,
         description="Events: `meta`, then `citation` and `delta` (a citation always before "
                     "any text whose `[Sn]` marker refers to it), then `done` with the final "
                     "`Answer`, or `error`.",
