@@ -25,7 +25,7 @@ from citadel.agent.auth import authenticate_key
 from citadel.agent.db import SqliteBusinessDB
 from citadel.agent.demo_data import seed_demo_data
 from citadel.answering.generators.extractive import ExtractiveGenerator
-from citadel.config import Settings
+from citadel.config import ConfigError, Settings
 from citadel.engine import Engine
 from citadel.ingest.pipeline import ingest
 from citadel.retrieval.backends.base import SearchIndex
@@ -391,3 +391,18 @@ def test_the_schema_says_a_key_is_optional_only_in_open_mode(http_home):
         assert {} not in paths["/v1/agent"]["post"]["security"]
         body = c.app.openapi()["components"]["schemas"]["AnswerRequest"]
         assert "tenant" not in body["properties"]
+
+
+def test_keys_come_from_an_api_keys_table_and_bad_ones_are_refused_unprinted(tmp_path):
+    config = tmp_path / "config.toml"
+    config.write_text(f'open_answers = false\n\n[api_keys]\n{ACME_KEY} = "acme"\n'
+                      f'"sha256:{hashlib.sha256(GLOBEX_KEY.encode()).hexdigest()}" = "globex"\n')
+    settings = Settings.load(env={"CITADEL_CONFIG": str(config)})
+    assert not settings.open_answers
+    assert sorted(settings.api_keys.values()) == ["acme", "globex"]
+    from_env = Settings.load(env={"CITADEL_API_KEYS": json.dumps({ACME_KEY: "acme"})})
+    assert list(from_env.api_keys.values()) == ["acme"]
+    for weak in ("short-key", "has space in it here", "sha256:" + "A" * 64):
+        with pytest.raises(ConfigError) as caught:
+            Settings.load(env={"CITADEL_API_KEYS": json.dumps({weak: "acme"})})
+        assert weak not in str(caught.value) and "key #1" in str(caught.value)
