@@ -6,9 +6,10 @@ documents only, or is refused (401) when `open_answers = false`; an unknown key 
 401, never a silent fall back to public documents. A `tenant` in the body or query is refused
 (422): it would let any caller claim any tenant.
 
-Only SHA-256 digests of the keys are kept, and a presented key is compared with every one of
-them by `hmac.compare_digest`, so neither the keys nor the timing of a lookup reveal anything.
-Keys are never logged; the request log records the tenant a key mapped to.
+Only SHA-256 digests of the keys are kept (the config may hold just `sha256:<hex>`), and a
+presented key's digest is compared with every one of them by `hmac.compare_digest`, so the
+time a lookup takes does not depend on which key, or how much of one, matched. Keys are
+never logged; the request log records the tenant a key mapped to.
 """
 
 # No `from __future__ import annotations`: FastAPI must see the dependency objects in the
