@@ -11,6 +11,7 @@ import difflib
 import hashlib
 import json
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -36,6 +37,10 @@ NON_SETTING_PREFIXES = ("CITADEL_TEST_", "CITADEL_PG_")  # test fixtures, script
 # unset shell variable (CITADEL_HOME=$DATA), and guessing would hide that mistake.
 EMPTY_HOME = ("an empty home would be the current directory; set it to a folder, or unset "
               "it for the default .citadel")
+
+# An API key as configured: the key itself (16-128 URL-safe characters, e.g. from
+# `citadel.agent.auth.generate_api_key`) or only its SHA-256 as `sha256:<64 hex digits>`.
+API_KEY_SHAPE = re.compile(r"^(?:[A-Za-z0-9_-]{16,128}|sha256:[0-9a-f]{64})$")
 
 
 class ConfigError(ValueError):
@@ -122,6 +127,16 @@ class Settings(BaseModel):
         "Contact customer support, or ask an administrator to add a document that covers this."
     )
 
+    # Tenants on HTTP (citadel.server.auth): the tenant of a request is the one its API key
+    # maps to, never a request field; requests without a key see public documents only.
+    api_keys: dict[SecretStr, str] = Field(
+        default_factory=dict,
+        description="An [api_keys] table mapping an API key (or `sha256:<hex>` of it) to the "
+                    "tenant whose documents it may see (\"\": public only). Never logged.")
+    open_answers: bool = Field(
+        default=True,
+        description="Answer requests without an API key from public documents; false: 401.")
+
     # Support agent (citadel.agent): business database and decision step.
     business_dsn: str | None = Field(
         default=None, description="postgresql://... or sqlite:///path; default "
@@ -195,6 +210,29 @@ class Settings(BaseModel):
         # Path("") is the current directory: snapshots would land wherever the command ran.
         if isinstance(value, str) and not value.strip():
             raise ValueError(EMPTY_HOME)
+        return value
+
+    @field_validator("api_keys", mode="before")
+    @classmethod
+    def _api_keys_json(cls, value: Any) -> Any:
+        # CITADEL_API_KEYS arrives as text: a JSON object, like the TOML table.
+        if isinstance(value, str):
+            try:
+                return json.loads(value) if value.strip() else {}
+            except json.JSONDecodeError:
+                raise ValueError("must be a JSON object of key: tenant") from None
+        return value
+
+    @field_validator("api_keys")
+    @classmethod
+    def _api_keys_shape(cls, value: dict[SecretStr, str]) -> dict[SecretStr, str]:
+        for n, (key, tenant) in enumerate(value.items(), start=1):
+            # The messages never repeat a key: they name its position only.
+            if not API_KEY_SHAPE.match(key.get_secret_value()):
+                raise ValueError(f"key #{n} is neither 16-128 characters of [A-Za-z0-9_-] nor "
+                                 "sha256:<64 lowercase hex digits>")
+            if len(tenant) > 200:
+                raise ValueError(f"the tenant of key #{n} is longer than 200 characters")
         return value
 
     def pdf_password_map(self) -> dict[str, str]:

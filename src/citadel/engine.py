@@ -7,7 +7,9 @@ cannot see each other's state.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import logging
 import time
 import uuid
 from collections.abc import Iterator
@@ -59,6 +61,9 @@ from citadel.retrieval.backends.readiness import alias_mismatch
 from citadel.retrieval.embedders import Embedder, get_embedder
 from citadel.retrieval.rerankers import Reranker, get_reranker
 from citadel.retrieval.rerankers.stage import rerank_stage
+from citadel.retrieval.tenancy import request_tenant, visible
+
+_log = logging.getLogger("citadel.engine")
 
 
 class NotReady(RuntimeError):
@@ -251,7 +256,7 @@ class Engine:
                     trace.degrade(outcome.reason)  # the fused order stands, unchanged
                 ranked = outcome.ranked
             # Stand-ins for superseded sections join the best k (answering.supersession).
-            ranked = self._with_successors(ranked[:k])
+            ranked = self._with_successors(ranked[:k], tenant)
         except RetrievalError as exc:
             trace.fields.update(retrieval_ok=False, fallback_used=True)
             trace.degrade(f"retrieval: {exc}")
@@ -435,29 +440,35 @@ class Engine:
         self, question: str, top_k: int | None, tenant: str | None, category: str | None
     ) -> list[RankedChunk]:
         """The fused top-k plus stand-ins for superseded sections (no reranking)."""
-        return self._with_successors(self._search(question, top_k, tenant, category).ranked)
+        return self._with_successors(self._search(question, top_k, tenant, category).ranked,
+                                     tenant)
 
     def _search(
         self, question: str, top_k: int | None, tenant: str | None, category: str | None
     ) -> SearchResult:
         k = top_k or self.settings.top_k
+        tenant = request_tenant(tenant)
         try:
             vector = self.embedder.embed_query(question)
-            return self.index.search_result(
+            result = self.index.search_result(
                 question, vector, k, tenant=tenant, category=category
             )
         except RetrievalError:
             raise
         except Exception as exc:  # any backend fault is a retrieval failure, never a crash
             raise RetrievalError(f"{type(exc).__name__}: {exc}") from exc
+        return dataclasses.replace(result, ranked=_visible_only(result.ranked, tenant))
 
-    def _with_successors(self, ranked: list[RankedChunk]) -> list[RankedChunk]:
+    def _with_successors(self, ranked: list[RankedChunk], tenant: str | None
+                         ) -> list[RankedChunk]:
         try:
-            return add_successor_sections(ranked, self.index.chunks_of)
+            ranked = add_successor_sections(ranked, self.index.chunks_of)
         except RetrievalError:
             raise
         except Exception as exc:
             raise RetrievalError(f"{type(exc).__name__}: {exc}") from exc
+        # Stand-ins are looked up by document, not retrieved through the backend's filter.
+        return _visible_only(ranked, request_tenant(tenant))
 
     def _abstain(
         self, question: str, context: Context, trace: _RequestTrace, reason: str | None = None
@@ -524,3 +535,13 @@ class Engine:
             if chunk is not None:
                 out[c.chunk_id] = chunk.authority
         return out
+
+
+def _visible_only(ranked: list[RankedChunk], tenant: str | None) -> list[RankedChunk]:
+    """Defence in depth behind the backends' own tenant filters: a chunk the request may not
+    see never reaches the context, whatever a backend (or a stale index) returned."""
+    kept = [r for r in ranked if visible(r.chunk.tenant, tenant)]
+    if len(kept) < len(ranked):
+        _log.error("dropped %d retrieved chunk(s) of a tenant the request did not name",
+                   len(ranked) - len(kept))
+    return kept

@@ -175,7 +175,8 @@ def test_tenant_filter_keeps_public_and_own_documents(name, tmp_path, request):
     try:
         ranked = engine.retrieve("refunds take days", None, "acme", None)
         assert {r.chunk.document_id for r in ranked} == {"a", "c"}
-        everyone = engine.retrieve("refunds take days", None, None, None)
-        assert {r.chunk.document_id for r in everyone} == {"a", "b", "c"}
+        # No tenant: public documents only (tests/security/test_tenants.py has the attacks).
+        public = engine.retrieve("refunds take days", None, None, None)
+        assert {r.chunk.document_id for r in public} == {"c"}
     finally:
         engine.close()

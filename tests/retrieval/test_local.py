@@ -57,3 +57,5 @@ def test_tenant_filter_keeps_public_and_own_documents(tmp_path):
     engine = Engine.open(settings, embedder=HashingEmbedder())
     ranked = engine.retrieve("refunds take days", None, "acme", None)
     assert {r.chunk.document_id for r in ranked} == {"a", "c"}
+    assert {r.chunk.document_id for r in engine.retrieve("refunds take days", None, None,
+                                                         None)} == {"c"}

@@ -114,8 +114,7 @@ def test_unknown_ids_are_404_json(client, path):
     assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
 
 
-@pytest.mark.parametrize("query", ["window=-1", "window=abc", "window=20001",
-                                   "tenant=" + "t" * 201])
+@pytest.mark.parametrize("query", ["window=-1", "window=abc", "window=20001"])
 def test_bad_query_parameters_are_422_json(client, query):
     r = client.get(f"/v1/chunks/refunds-policy%232?{query}")
     assert r.status_code == 422 and r.json()["error"]["code"] == "invalid_request"
@@ -237,7 +236,9 @@ def test_tenant_documents_are_hidden_from_other_tenants(tmp_path):
     (kb / "public.md").write_text("# Public\n\nDelivery takes three days.\n")
     (kb / "acme.md").write_text("---\ntenant: acme\n---\n# Acme terms\n\n"
                                 "Acme customers get refunds within 60 days.\n")
-    settings = Settings(home=tmp_path / "home", embedder="hashing")
+    # The tenant comes from the API key (tests/security/test_tenants.py has the attacks).
+    keys = {"acme-key-0123456789": "acme", "other-key-0123456789": "other"}
+    settings = Settings(home=tmp_path / "home", embedder="hashing", api_keys=keys)
     ingest([kb], settings, embedder=HashingEmbedder(), progress=False)
     engine = Engine.open(settings, embedder=HashingEmbedder())
     try:
@@ -245,11 +246,14 @@ def test_tenant_documents_are_hidden_from_other_tenants(tmp_path):
         assert acme and acme[0].tenant == "acme"
         with TestClient(create_app(engine), base_url="http://localhost") as c:
             cid = acme[0].chunk_id.replace("#", "%23")
+            as_other = {"X-API-Key": "other-key-0123456789"}
+            as_acme = {"Authorization": "Bearer acme-key-0123456789"}
             assert c.get(f"/v1/chunks/{cid}").status_code == 404
-            assert c.get(f"/v1/chunks/{cid}", params={"tenant": "other"}).status_code == 404
-            assert c.get(f"/v1/chunks/{cid}", params={"tenant": "acme"}).status_code == 200
+            assert c.get(f"/v1/chunks/{cid}", headers=as_other).status_code == 404
+            assert c.get(f"/v1/chunks/{cid}", headers=as_acme).status_code == 200
             assert c.get("/v1/documents/acme").status_code == 404
-            assert c.get("/v1/documents/acme", params={"tenant": "acme"}).status_code == 200
+            assert c.get("/v1/documents/acme", headers=as_other).status_code == 404
+            assert c.get("/v1/documents/acme", headers=as_acme).status_code == 200
     finally:
         engine.close()
 

@@ -11,6 +11,7 @@ schemathesis pytest plugin does not support pytest 9, so the operations are driv
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
+from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
 
 from citadel.server import create_app
@@ -50,5 +51,11 @@ def test_api_conforms_to_its_schema(api_schema, mode):
 
         try:
             check()
+        except Unsatisfiable:
+            # Its parameters have no constraint to break (GET /v1/documents/{id} lost its only
+            # constrained one, `tenant`, which now comes from the API key): nothing to get wrong.
+            if mode is GenerationMode.NEGATIVE:
+                continue
+            raise
         except Exception as exc:
             raise AssertionError(f"{operation.label} ({mode.value}): {exc}") from exc

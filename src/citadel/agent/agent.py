@@ -130,7 +130,10 @@ class SupportAgent:
         if self.engine is None:
             return None, self.engine_problem or "no knowledge base is open"
         try:
-            return self.engine.answer(decision.policy_question, request_id=request_id), None
+            # Customers have no knowledge-base tenant in the business data: the policy comes
+            # from public documents only, never from any tenant's private ones.
+            return self.engine.answer(decision.policy_question, tenant=None,
+                                      request_id=request_id), None
         except Exception as exc:  # the policy is optional; business facts still stand
             return None, f"{type(exc).__name__}: {exc}"
 

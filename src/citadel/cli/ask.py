@@ -54,7 +54,10 @@ def render_answer(answer: Answer) -> str:
 @click.argument("question")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole Answer as JSON.")
 @click.option("--top-k", type=click.IntRange(1, 100), default=None)
-@click.option("--tenant", default=None, help="Only this tenant's (and public) documents.")
+# The operator owns the knowledge base, so naming a tenant locally needs no key; without
+# --tenant only public documents are searched.
+@click.option("--tenant", default=None,
+              help="Also this tenant's documents (default: public documents only).")
 @click.option("--category", default=None, help="Only documents of this category.")
 def ask(question: str, as_json: bool, top_k: int | None, tenant: str | None,
         category: str | None) -> None:

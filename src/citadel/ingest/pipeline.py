@@ -283,7 +283,8 @@ def validate_snapshot(
             chunk = chunks[row]
             query = (vectors[row] if vectors is not None
                      else embedder.embed_query(index_text(chunk)))
-            hits = index.search(chunk.content, query, settings.candidates)
+            # As its own tenant: without one, a search sees public chunks only.
+            hits = index.search(chunk.content, query, settings.candidates, tenant=chunk.tenant)
             if not hits:
                 raise SnapshotError(f"sample query for {chunk.chunk_id} returned nothing")
             if not any(h.chunk.content_sha256 == chunk.content_sha256 for h in hits):

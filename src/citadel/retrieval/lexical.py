@@ -60,15 +60,14 @@ class LexicalIndex:
             return {}
         # Quote every term: tantivy's query language must never see user syntax.
         query = self._index.parse_query(" ".join(f'"{t}"' for t in terms), ["body"])
-        musts = [(tantivy.Occur.Must, query)]
-        if tenant is not None:
-            musts.append((tantivy.Occur.Must, tantivy.Query.term_set_query(
-                self._schema, "tenant", [tenant, PUBLIC])))
+        # Always filtered on tenant: no tenant means public documents only.
+        tenants = [tenant, PUBLIC] if tenant else [PUBLIC]
+        musts = [(tantivy.Occur.Must, query), (tantivy.Occur.Must, tantivy.Query.term_set_query(
+            self._schema, "tenant", tenants))]
         if category is not None:
             musts.append((tantivy.Occur.Must, tantivy.Query.term_query(
                 self._schema, "category", category)))
-        if len(musts) > 1:
-            query = tantivy.Query.boolean_query(musts)
+        query = tantivy.Query.boolean_query(musts)
         searcher = self._index.searcher()
         hits = searcher.search(query, limit=k).hits
         return {searcher.doc(addr)["row"][0]: float(score) for score, addr in hits}

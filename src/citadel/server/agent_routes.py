@@ -16,7 +16,6 @@ from typing import Annotated
 
 try:
     from fastapi import APIRouter, Depends, Header, HTTPException, Request, Security
-    from fastapi.security import APIKeyHeader, HTTPBearer
 except ImportError as exc:  # pragma: no cover - depends on the install
     raise ImportError("the HTTP agent needs FastAPI: pip install 'citadel[server]'") from exc
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
@@ -32,15 +31,11 @@ from citadel.agent.records import (
     IdempotencyKey,
     OrderId,
 )
+from citadel.server.auth import API_KEY, BEARER  # one OpenAPI scheme for every endpoint
 from citadel.server.errors import ERROR_RESPONSES
 from citadel.server.models import ErrorBody
 from citadel.server.request_log import answer_log_fields
 
-# Declared so the OpenAPI schema (and /docs' "Authorize") shows how to authenticate; the
-# headers are read by `credentials_from_headers`, like everywhere else.
-BEARER = HTTPBearer(auto_error=False, description="`Authorization: Bearer <API key>`")
-API_KEY = APIKeyHeader(name="X-API-Key", auto_error=False,
-                       description="`X-API-Key: <API key>` (instead of the bearer token)")
 # A header is absent or a string, never JSON null (which FastAPI would document for `| None`).
 IDEMPOTENCY_HEADER = WithJsonSchema({"type": "string", "pattern": IDEMPOTENCY_KEY_PATTERN,
                                      "description": "Like the body's `idempotency_key`."})

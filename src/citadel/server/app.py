@@ -18,6 +18,7 @@ from citadel.config import Settings
 from citadel.engine import Engine, NotReady
 from citadel.server.agent import AgentProvider
 from citadel.server.agent_routes import agent_router
+from citadel.server.auth import ApiKeys, document_optional_key
 from citadel.server.body_limit import BodyLimitMiddleware
 from citadel.server.docs import install_docs
 from citadel.server.errors import install_error_handlers
@@ -72,6 +73,7 @@ def create_app(source: Settings | Engine | None = None, *, bind_host: str | None
                   lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.provider = provider
     app.state.agents = agents
+    app.state.api_keys = ApiKeys.from_settings(provider.settings)
     app.state.streams = StreamRegistry()
     install_error_handlers(app)
     # Added last = outermost: the request log sees (and ids) every request, even a refused one.
@@ -92,6 +94,8 @@ def create_app(source: Settings | Engine | None = None, *, bind_host: str | None
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
             app.openapi_schema = document_stream_events(FastAPI.openapi(app))
+            document_optional_key(app.openapi_schema,
+                                  open_answers=app.state.api_keys.open_answers)
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]

@@ -12,8 +12,3 @@ def get_engine(request: Request) -> Engine:
     engine: Engine = request.app.state.provider.get()
     request.state.log.update(snapshot_id=engine.index.snapshot_id, backend=engine.index.backend)
     return engine
-
-
-def visible(tenant_of_item: str | None, tenant: str | None) -> bool:
-    """Public items are visible to all; a tenant's items only to requests naming that tenant."""
-    return tenant_of_item is None or tenant_of_item == tenant

@@ -12,6 +12,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from citadel.engine import InvalidQuestion, NotReady
+from citadel.server.auth import TENANT_NOT_ACCEPTED, TenantInRequest
 from citadel.server.models import ErrorBody, ErrorDetail, FieldError
 from citadel.server.public_errors import public_message
 
@@ -54,6 +55,9 @@ async def _validation(request: Request, exc: RequestValidationError) -> JSONResp
     if any(e.type == "json_invalid" for e in errors):
         return error_response(request, 400, "the request body is not valid JSON",
                               "invalid_json", errors)
+    if any(e.loc == ["body", "tenant"] and e.type == "extra_forbidden" for e in errors):
+        # Clients written for the old body field learn what to do instead.
+        return error_response(request, 422, TENANT_NOT_ACCEPTED, "tenant_not_accepted", errors)
     if any(e.loc[-1:] == ["question"] and e.type in _EMPTY for e in errors):
         return error_response(request, 422, "the question is empty", "invalid_question", errors)
     summary = "; ".join(f"{'.'.join(str(p) for p in e.loc[1:]) or e.loc[0]}: {e.message}"
@@ -66,6 +70,10 @@ async def _http(request: Request, exc: HTTPException) -> JSONResponse:
     for key, value in (exc.headers or {}).items():
         response.headers[key] = value
     return response
+
+
+async def _tenant_in_request(request: Request, exc: TenantInRequest) -> JSONResponse:
+    return error_response(request, 422, str(exc), "tenant_not_accepted")
 
 
 async def _invalid_question(request: Request, exc: InvalidQuestion) -> JSONResponse:
@@ -87,5 +95,6 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation)
     app.add_exception_handler(HTTPException, _http)
     app.add_exception_handler(InvalidQuestion, _invalid_question)
+    app.add_exception_handler(TenantInRequest, _tenant_in_request)
     app.add_exception_handler(NotReady, _not_ready)
     app.add_exception_handler(Exception, _unexpected)

@@ -24,15 +24,14 @@ TopK = Annotated[int, Field(ge=1, le=100), BeforeValidator(_json_integer)]
 
 
 class AnswerRequest(BaseModel):
-    """A question for `/v1/answer` and `/v1/answer/stream`. Unknown fields are refused."""
+    """A question for `/v1/answer` and `/v1/answer/stream`. Unknown fields are refused; so is
+    `tenant`: the tenant comes from the API key (`citadel.server.auth`)."""
 
     model_config = ConfigDict(extra="forbid")
 
     question: str = Field(min_length=1, pattern=r"\S", description="The question to answer.")
     top_k: TopK | None = Field(default=None,
                                description="Ranked chunks to retrieve (default: configured).")
-    tenant: str | None = Field(default=None, max_length=200,
-                               description="Only this tenant's (and public) documents.")
     category: str | None = Field(default=None, max_length=200,
                                  description="Only documents of this category.")
 

@@ -10,7 +10,9 @@ from fastapi.responses import JSONResponse
 
 from citadel.engine import Engine, NotReady
 from citadel.records import Answer
-from citadel.server.deps import get_engine, visible
+from citadel.retrieval.tenancy import visible
+from citadel.server.auth import AUTH_RESPONSES, TENANT_SCOPED, TenantScope, tenant_scope
+from citadel.server.deps import get_engine
 from citadel.server.errors import ERROR_RESPONSES
 from citadel.server.models import (
     AnswerRequest,
@@ -24,46 +26,50 @@ from citadel.server.public_errors import public_message
 from citadel.server.readiness import readiness
 from citadel.server.request_log import answer_log_fields
 
-NOT_FOUND = {404: {"model": ErrorBody, "description": "No such item in the served snapshot."}}
-TenantQuery = Annotated[str | None, Query(max_length=200,
-                                          description="Tenant whose documents may be shown.")]
+NOT_FOUND = {404: {"model": ErrorBody, "description": "No such item in the served snapshot, "
+                                                     "or not visible with the request's key."}}
+# The tenant whose documents (and public ones) a request may see: its API key's, never a
+# request field (citadel.server.auth).
+Scoped = Annotated[TenantScope, Depends(tenant_scope)]
 
 
 def api_router(request_model: type[AnswerRequest]) -> APIRouter:
     router = APIRouter()
 
     @router.post("/v1/answer", response_model=Answer, tags=["answers"],
-                 responses=ERROR_RESPONSES, summary="Answer a question with verified citations")
+                 responses={**AUTH_RESPONSES, **ERROR_RESPONSES},
+                 summary="Answer a question with verified citations", openapi_extra=TENANT_SCOPED)
     async def answer(body: request_model, request: Request,  # type: ignore[valid-type]
-                     engine: Annotated[Engine, Depends(get_engine)]) -> Answer:
+                     scope: Scoped, engine: Annotated[Engine, Depends(get_engine)]) -> Answer:
         result = await run_in_threadpool(
             request.app.state.provider.call, engine.answer, body.question, top_k=body.top_k,
-            tenant=body.tenant, category=body.category, request_id=request.state.request_id,
+            tenant=scope.tenant, category=body.category, request_id=request.state.request_id,
         )
         request.state.log.update(answer_log_fields(result))
         return result
 
     @router.get("/v1/chunks/{chunk_id:path}", response_model=ChunkView, tags=["sources"],
-                responses={**ERROR_RESPONSES, **NOT_FOUND}, summary="A stored chunk")
-    def chunk(chunk_id: str, engine: Annotated[Engine, Depends(get_engine)],
-              tenant: TenantQuery = None,
+                responses={**AUTH_RESPONSES, **ERROR_RESPONSES, **NOT_FOUND},
+                summary="A stored chunk", openapi_extra=TENANT_SCOPED)
+    def chunk(chunk_id: str, scope: Scoped, engine: Annotated[Engine, Depends(get_engine)],
               window: Annotated[int, Query(ge=0, le=20_000, description=(
                   "Characters of source text to include on each side of the chunk."))] = 400,
               ) -> ChunkView:
         found = engine.index.get_chunk(chunk_id)
-        if found is None or not visible(found.tenant, tenant):
+        if found is None or not visible(found.tenant, scope.tenant):
             raise HTTPException(404, f"no chunk {chunk_id!r} in snapshot "
                                      f"{engine.index.snapshot_id}")
         document = engine.index.get_document(found.document_id)
         return ChunkView.of(found, document, engine.index.snapshot_id, window)
 
     @router.get("/v1/documents/{document_id:path}", response_model=DocumentView,
-                tags=["sources"], responses={**ERROR_RESPONSES, **NOT_FOUND},
-                summary="A source document with its chunks' offsets")
-    def document(document_id: str, engine: Annotated[Engine, Depends(get_engine)],
-                 tenant: TenantQuery = None) -> DocumentView:
+                tags=["sources"], responses={**AUTH_RESPONSES, **ERROR_RESPONSES, **NOT_FOUND},
+                summary="A source document with its chunks' offsets",
+                openapi_extra=TENANT_SCOPED)
+    def document(document_id: str, scope: Scoped,
+                 engine: Annotated[Engine, Depends(get_engine)]) -> DocumentView:
         found = engine.index.get_document(document_id)
-        if found is None or not visible(found.tenant, tenant):
+        if found is None or not visible(found.tenant, scope.tenant):
             raise HTTPException(404, f"no document {document_id!r} in snapshot "
                                      f"{engine.index.snapshot_id}")
         return DocumentView.of(found, engine.index.chunks_of(document_id),

@@ -22,6 +22,7 @@ from pydantic import TypeAdapter
 
 from citadel.answering.streaming import DoneEvent, ErrorEvent, StreamEvent
 from citadel.engine import Engine
+from citadel.server.auth import AUTH_RESPONSES, TENANT_SCOPED, TenantScope, tenant_scope
 from citadel.server.deps import get_engine
 from citadel.server.errors import ERROR_RESPONSES
 from citadel.server.models import AnswerRequest
@@ -94,20 +95,21 @@ def stream_router(request_model: type[AnswerRequest]) -> APIRouter:
 
     @router.post(
         STREAM_PATH, tags=["answers"], response_class=StreamingResponse,
-        summary="Answer a question as Server-Sent Events",
+        summary="Answer a question as Server-Sent Events", openapi_extra=TENANT_SCOPED,
         description="Events: `meta`, then `citation` and `delta` (a citation always before "
                     "any text whose `[Sn]` marker refers to it), then `done` with the final "
                     "`Answer`, or `error`.",
-        responses={**ERROR_RESPONSES, 200: {
+        responses={**AUTH_RESPONSES, **ERROR_RESPONSES, 200: {
             "description": "A `text/event-stream` of `StreamEvent`s.",
             "content": {"text/event-stream": {}},  # itemSchema added by document_stream_events
         }},
     )
     async def answer_stream(body: request_model, request: Request,  # type: ignore[valid-type]
+                            scope: Annotated[TenantScope, Depends(tenant_scope)],
                             engine: Annotated[Engine, Depends(get_engine)]
                             ) -> StreamingResponse:
         # Validates the question now, so bad input is a 4xx before the stream starts.
-        events = engine.stream(body.question, top_k=body.top_k, tenant=body.tenant,
+        events = engine.stream(body.question, top_k=body.top_k, tenant=scope.tenant,
                                category=body.category, request_id=request.state.request_id)
         return StreamingResponse(sse_frames(events, request), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache",

@@ -106,24 +106,27 @@ class LocalIndex(SearchIndex):
         self._dense = np.load(path / "dense.npy", mmap_mode=None)
         self._lexical = LexicalIndex(path / "lexical")
         self._filter_columns: tuple[np.ndarray, np.ndarray] | None = None
+        self._all_public = False
 
     def _query(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
         with self._lock:
             return self._conn.execute(sql, params).fetchall()
 
     def _mask(self, tenant: str | None, category: str | None) -> np.ndarray | None:
-        if tenant is None and category is None:
-            return None
+        """Rows the request may see (None: all of them). No tenant means public rows only."""
         if self._filter_columns is None:
             rows = self._query("SELECT tenant, category FROM chunks ORDER BY row")
             self._filter_columns = (
                 np.array([r[0] or "" for r in rows], dtype=object),
                 np.array([r[1] or "" for r in rows], dtype=object),
             )
+            self._all_public = not any(self._filter_columns[0])
+        if self._all_public and category is None:
+            return None  # nothing private to hide, no category asked for
         tenants, categories = self._filter_columns
-        mask = np.ones(len(tenants), dtype=bool)
-        if tenant is not None:
-            mask &= (tenants == tenant) | (tenants == "")
+        mask = tenants == ""
+        if tenant:
+            mask |= tenants == tenant
         if category is not None:
             mask &= categories == category
         return mask
@@ -138,10 +141,15 @@ class LocalIndex(SearchIndex):
         category: str | None = None,
     ) -> list[RankedChunk]:
         try:
-            dense = self._dense_search(vector, tenant, category)
+            mask = self._mask(tenant, category)
+            dense = self._dense_search(vector, mask)
             lexical = self._lexical.search(text, self.candidates, tenant, category)
         except (OSError, ValueError, sqlite3.Error) as exc:
             raise RetrievalError(f"local retrieval failed: {exc}") from exc
+        if mask is not None:
+            # The lexical index filters too, but by its own encoding of "public": the rows'
+            # own tenant column decides, so both legs hide exactly the same rows.
+            lexical = {row: score for row, score in lexical.items() if mask[row]}
         # Exact dense scores exist for every row: fill them in for lexical-only candidates.
         for row in lexical:
             dense.setdefault(row, float(self._dense[row] @ vector))
@@ -158,16 +166,13 @@ class LocalIndex(SearchIndex):
             for rank, f in enumerate(fused, start=1)
         ]
 
-    def _dense_search(
-        self, vector: np.ndarray, tenant: str | None, category: str | None
-    ) -> dict[int, float]:
+    def _dense_search(self, vector: np.ndarray, mask: np.ndarray | None) -> dict[int, float]:
         if len(self._dense) == 0:
             return {}
         # einsum runs on the request's own thread; `@` would wake OpenBLAS's thread pool,
         # which for this memory-bound scan bought nothing on 2 shared cores and its
         # spin-waiting doubled CPU and wall time (benchmarks/backends_100k.py: p50 45 -> 24 ms).
         scores = np.einsum("ij,j->i", self._dense, vector.astype(np.float32, copy=False))
-        mask = self._mask(tenant, category)
         if mask is not None:
             scores = np.where(mask, scores, -np.inf)
         n = min(self.candidates, len(scores))

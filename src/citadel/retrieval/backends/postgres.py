@@ -368,7 +368,8 @@ SELECT f.pos, f.rrf::float8, (1 - (c.embedding <=> %(vec)s::vector))::float8,
 FROM fused f JOIN {s}.chunks c ON c.pos = f.pos
 ORDER BY f.rrf DESC, f.pos
 """
-_WHERE = ("(%(tenant)s::text IS NULL OR coalesce(tenant, '') IN (%(tenant)s::text, '')) "
+# No tenant (NULL) means public rows only: NULL and "" both store "no tenant".
+_WHERE = ("coalesce(tenant, '') IN (coalesce(%(tenant)s::text, ''), '') "
           "AND (%(category)s::text IS NULL OR category = %(category)s::text)")
 
 

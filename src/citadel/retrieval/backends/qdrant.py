@@ -239,15 +239,15 @@ class QdrantBackend(Backend):
 def _filter(tenant: str | None, category: str | None) -> Any:
     m = _models()
     must: list[Any] = []
-    if tenant is not None:  # the tenant's own chunks and public ones (no tenant)
-        must.append(m.Filter(should=[
-            m.FieldCondition(key="tenant", match=m.MatchValue(value=tenant)),
-            m.FieldCondition(key="tenant", match=m.MatchValue(value="")),
-            m.IsEmptyCondition(is_empty=m.PayloadField(key="tenant")),
-        ]))
+    # Public chunks (no tenant: empty, null or absent), plus the request's tenant's own; no
+    # tenant means public chunks only.
+    public = [m.FieldCondition(key="tenant", match=m.MatchValue(value="")),
+              m.IsEmptyCondition(is_empty=m.PayloadField(key="tenant"))]
+    own = [m.FieldCondition(key="tenant", match=m.MatchValue(value=tenant))] if tenant else []
+    must.append(m.Filter(should=[*own, *public]))
     if category is not None:
         must.append(m.FieldCondition(key="category", match=m.MatchValue(value=category)))
-    return m.Filter(must=must) if must else None
+    return m.Filter(must=must)
 
 
 def _named(vectors: Any, name: str) -> Any:

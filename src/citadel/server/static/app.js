@@ -17,8 +17,8 @@ class Page {
     this.business = new BusinessView(this.$("business"));
     this.answer = new AnswerView(this.$("answer"), {
       tooltip: this.tooltip,
-      openCitation: (c, n) => this.source.showCitation(c, n, this.mode.tenant()),
-      openChunk: (id) => this.source.showChunk(id, this.mode.tenant()),
+      openCitation: (c, n) => this.source.showCitation(c, n),
+      openChunk: (id) => this.source.showChunk(id),
     });
     this.controller = null;
     this.setMode(MODES[0]);

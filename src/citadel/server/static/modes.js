@@ -14,13 +14,9 @@ export const askMode = {
     "How long are gift cards valid?",
     "What is the capital of France?",
   ],
-  /** The JSON body for a question. */
+  /** The JSON body for a question (never a tenant: the server takes it from an API key). */
   body(question) {
     return { question };
-  },
-  /** Tenant whose documents the source panel may show (none: public documents only). */
-  tenant() {
-    return null;
   },
 };
 
@@ -38,9 +34,6 @@ export const customerMode = {
     "How long do I have to return an item?",
   ],
   body(question) {
-    return { question };
-  },
-  tenant() {
-    return null; // policy answers come from public documents
+    return { question }; // policy answers come from public documents
   },
 };

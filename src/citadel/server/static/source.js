@@ -15,11 +15,12 @@ export class SourcePanel {
     this.view = null;
   }
 
-  async document(documentId, tenant) {
+  // Lookups send no tenant and no key: the page shows public documents (the server takes a
+  // tenant only from an API key, and the customer mode's key is the agent's, not a KB key).
+  async document(documentId) {
     if (!this.documents.has(documentId)) {
-      const query = tenant ? `?tenant=${encodeURIComponent(tenant)}` : "";
       this.documents.set(documentId, fetchJson(
-        `/v1/documents/${encodeURIComponent(documentId)}${query}`));
+        `/v1/documents/${encodeURIComponent(documentId)}`));
     }
     try {
       return await this.documents.get(documentId);
@@ -30,10 +31,10 @@ export class SourcePanel {
   }
 
   /** Open a citation's document with its quote highlighted (and its chunk shaded). */
-  async showCitation(citation, number, tenant) {
+  async showCitation(citation, number) {
     this.loading(citation.title);
     try {
-      const doc = await this.document(citation.document_id, tenant);
+      const doc = await this.document(citation.document_id);
       const chunk = doc.chunks.find((c) => c.chunk_id === citation.chunk_id);
       const quoteSpan = { start: citation.start, end: citation.end };
       this.show({ doc, chunk, quoteSpan, quote: citation.quote, what: `Citation ${number}`,
@@ -44,12 +45,11 @@ export class SourcePanel {
   }
 
   /** Open a chunk (e.g. a source consulted for an abstention) with the chunk highlighted. */
-  async showChunk(chunkId, tenant) {
+  async showChunk(chunkId) {
     this.loading(chunkId);
     try {
-      const query = tenant ? `?tenant=${encodeURIComponent(tenant)}&window=0` : "?window=0";
-      const chunk = await fetchJson(`/v1/chunks/${encodeURIComponent(chunkId)}${query}`);
-      const doc = await this.document(chunk.document_id, tenant);
+      const chunk = await fetchJson(`/v1/chunks/${encodeURIComponent(chunkId)}?window=0`);
+      const doc = await this.document(chunk.document_id);
       const span = doc.chunks.find((c) => c.chunk_id === chunkId);
       this.show({ doc, chunk: span, quoteSpan: null, quote: null, what: `Chunk ${chunkId}`,
                   pages: pageRange(doc, span) });
