@@ -147,3 +147,50 @@ def test_verify_reports_a_stale_receipt_apart_from_a_forged_quote(demo_kb, tmp_p
     result = verify(home, tmp_path, forged, "--citations-only")
     assert result.exit_code == 1
     assert STALE not in result.output and "not the quote" in result.output
+
+
+# --- leases: a snapshot a live server serves is not deleted underneath it ---------------
+
+SERVE = """
+import sys, time
+from pathlib import Path
+from citadel.config import Settings
+from citadel.server.provider import EngineProvider
+provider = EngineProvider(Settings(home=Path(sys.argv[1]), embedder="hashing"))
+print(provider.get().index.snapshot_id, flush=True)
+time.sleep(600)
+"""
+
+
+def test_kb_delete_and_gc_refuse_a_snapshot_a_live_server_serves(demo_kb, tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    home = tmp_path / "home"
+    ingest([demo_kb], settings(home), embedder=HashingEmbedder(), progress=False)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    server = subprocess.Popen([sys.executable, "-c", SERVE, str(home)], env=env,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        served = server.stdout.readline().strip()
+        assert served.startswith("kb-")
+        (demo_kb / "new.md").write_text("# New\n\nA new policy about parcels.\n")
+        ingest([demo_kb], settings(home), embedder=HashingEmbedder(), progress=False)
+        result = run(home, "kb", "delete", served)
+        assert result.exit_code == 1
+        assert (f"refusing to delete {served}: it is being served by pid {server.pid} on "
+                in result.output), result.output
+        result = run(home, "kb", "gc", "--keep", "0")
+        assert result.exit_code == 0 and f"deleted snapshot {served}" not in result.output
+        assert f"kept: {served}: it is being served by pid {server.pid}" in result.output
+        listed = json.loads(run(home, "kb", "list", "--json").output)
+        assert [r["served_by"] != [] for r in listed if r["snapshot_id"] == served] == [True]
+    finally:
+        server.send_signal(signal.SIGKILL)
+        server.wait()
+    # The holder died (kill -9, no clean-up): its lease is ignored.
+    result = run(home, "kb", "delete", served)
+    assert result.exit_code == 0, result.output
+    assert f"deleted snapshot {served}" in result.output

@@ -1,7 +1,8 @@
 """Readiness: is the snapshot this process serves complete, compatible and still active?
 
 Kept to one function so a catalog-level `readiness()` from `citadel.knowledge.snapshots` can replace
-its body without touching the routes.
+its body without touching the routes. It reports what is served (`snapshot_id`) next to what
+is active, and, when they differ, why (a switch pending, or the new snapshot not ready).
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from citadel.retrieval.backends import lexical_semantics
 from citadel.server.models import Readiness
 
 
-def readiness(engine: Engine) -> Readiness:
+def readiness(engine: Engine, switch_problem: str | None = None) -> Readiness:
+    """`switch_problem`: why the server could not switch to the active snapshot, if it tried
+    (`EngineProvider.switch_problem`)."""
     serving = engine.index.snapshot_id
     base = {"snapshot_id": serving, "backend": engine.index.backend}
     catalog = Catalog(engine.settings.home)
@@ -22,6 +25,7 @@ def readiness(engine: Engine) -> Readiness:
     except Exception as exc:  # an unreadable catalog is a reason, not a crash
         return Readiness(ready=False, reason=f"catalog unreadable: {exc}", **base)
     base["active_snapshot_id"] = active
+    base["serving_active"] = active == serving
     if info is None:
         return Readiness(ready=False, reason=f"snapshot {serving} is not in the catalog", **base)
     if info.state != "complete":
@@ -32,6 +36,8 @@ def readiness(engine: Engine) -> Readiness:
         return Readiness(ready=False, reason=f"snapshot {serving} does not match the running "
                          "configuration: " + "; ".join(diffs), **base)
     if active != serving:
-        return Readiness(ready=False, reason=f"serving {serving} but the active snapshot is "
-                         f"{active}: restart the server to serve it", **base)
+        why = (f"{switch_problem}; still serving {serving}" if switch_problem else
+               f"serving {serving} but the active snapshot is {active}: restart the server to "
+               "serve it")
+        return Readiness(ready=False, reason=why, **base)
     return Readiness(ready=True, **base)

@@ -78,7 +78,8 @@ def api_router(request_model: type[AnswerRequest]) -> APIRouter:
                 summary="The served snapshot is complete, compatible and active")
     def readyz(request: Request) -> JSONResponse:
         try:
-            state = readiness(request.app.state.provider.get())
+            provider = request.app.state.provider
+            state = readiness(provider.get(), provider.switch_problem)
         except NotReady as exc:
             state = Readiness(ready=False, reason=str(exc))
         return JSONResponse(state.model_dump(mode="json"), status_code=200 if state.ready
