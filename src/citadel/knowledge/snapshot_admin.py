@@ -95,7 +95,8 @@ def problems(
         return diffs
     if not backend.has_snapshot(snapshot_id):
         return [f"the data of snapshot {snapshot_id} is missing"]
-    return []
+    damaged = backend.check_snapshot(snapshot_id, info.chunks)
+    return [f"the data of snapshot {snapshot_id} is damaged: {damaged}"] if damaged else []
 
 
 def activate(
