@@ -387,6 +387,7 @@ class Catalog:
             if row is None or row[0] != "complete":
                 raise SnapshotError(f"cannot serve snapshot {snapshot_id}: it is "
                                     f"{row[0] if row else 'deleted'}")
+            leases.live_holders(db)  # prunes the rows dead processes left
             leases.insert(db, holder)
         return SnapshotLease(holder, self._release_lease)
 
@@ -395,8 +396,9 @@ class Catalog:
             leases.remove(db, token)
 
     def leases(self, snapshot_id: str | None = None) -> list[LeaseHolder]:
-        """Live leases (of one snapshot, or all)."""
-        with self._transaction() as db:
+        """Live leases (of one snapshot, or all). Reads only: dead rows are pruned by the
+        next `lease` or `forget`."""
+        with self._db() as db:
             return leases.live_holders(db, snapshot_id)
 
     def alias(self, name: str = ACTIVE) -> str | None:

@@ -94,8 +94,11 @@ class EngineProvider:
         self._checked_at = float("-inf")
         self._failed: _Failed | None = None
         self._draining: list[threading.Timer] = []
+        # A caller's engine is leased when first served, not when the app is built: an app
+        # that is never run must not pin its snapshot.
+        self._lease_pending = engine is not None
         if engine is not None:
-            self._served = _Served(engine, self._lease_given(engine), owned=False)
+            self._served = _Served(engine, None, owned=False)
         # With the extractive generator engine work is CPU-bound (embedding, scoring): running
         # more of it at once than there are cores only adds contention and a long latency
         # tail, so extra requests wait here (settings.max_concurrent_answers, 0 = per CPU).
@@ -111,9 +114,12 @@ class EngineProvider:
         """The engine to serve this request with, switching to a newly active snapshot when
         one is due. Raises NotReady with the reason when nothing can be served."""
         served = self._served
-        if served is not None and not self._check_due():
+        if served is not None and not self._check_due() and not self._lease_pending:
             return served.engine
         with self._lock:
+            if self._lease_pending and self._served is not None:
+                self._lease_pending = False
+                self._served.lease = self._lease_given(self._served.engine)
             if self._served is None or self._check_due():
                 self._refresh()
             if self._served is None:
