@@ -127,9 +127,9 @@ def test_verify_fails_a_citation_no_marker_refers_to_and_a_pseudo_marker(demo_kb
     assert (f"FAIL answer: citation {label} is not referred to by any marker in the answer "
             "text") in fail_lines(result)
     pseudo = {**answer, "answer": answer["answer"] + " Refunds are instant [Source: ceo.pdf]."}
-    result = verify(home, tmp_path, pseudo, "--citations-only")
+    result = verify(home, tmp_path, pseudo)
     assert result.exit_code == 1
-    assert any("bracket that is not a citation marker" in line for line in fail_lines(result))
+    assert any("the answer text differs" in line for line in fail_lines(result))
 
 
 def test_verify_reports_a_stale_receipt_apart_from_a_forged_quote(demo_kb, tmp_path):

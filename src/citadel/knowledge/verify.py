@@ -12,10 +12,9 @@ knowledge base and with the engine's own records:
   changed (or gone) in the active snapshot, fails as "snapshot not active; source changed
   since" — the quote was real, the source has moved on;
 * the answer: every `[Sn]` marker in its text has a citation labelled Sn and every citation
-  is referred to by a marker (the gate writes exactly those markers, nothing else in
-  brackets), and — when the engine's request log holds the request — its text and citations
-  are exactly what the engine answered (`compare_with_record`, done by the CLI, which may
-  read the request log).
+  is referred to by a marker, and — when the engine's request log holds the request — its
+  text and citations are exactly what the engine answered (`compare_with_record`; the CLI
+  reads the request log).
 
 Receipts are read as untrusted input, never as `Citation`s: only the citation gate builds
 those.
@@ -117,8 +116,9 @@ def parse_receipts(text: str) -> list[Receipt]:
 
 
 def marker_problems(saved: SavedAnswer) -> list[str]:
-    """Markers without a citation, citations without a marker, brackets the gate never
-    writes. Empty for a bare list of citations (there is no text to compare)."""
+    """Markers without a citation, citations without a marker. Empty without an answer text.
+    (Other brackets are left to the request-log comparison: a conflict answer may quote a
+    question or a title that holds one.)"""
     if saved.answer is None:
         return []
     problems: list[str] = []
@@ -132,9 +132,6 @@ def marker_problems(saved: SavedAnswer) -> list[str]:
         if label not in markers:
             problems.append(f"citation {label or '(unlabelled)'} is not referred to by any "
                             "marker in the answer text")
-    if re.search(r"[\[\]]", _MARKER.sub("", saved.answer)):
-        problems.append("the answer text holds a bracket that is not a citation marker "
-                        "(the gate writes only [Sn] markers)")
     return problems
 
 
