@@ -37,7 +37,8 @@ def readiness(engine: Engine, switch_problem: str | None = None) -> Readiness:
                          "configuration: " + "; ".join(diffs), **base)
     if active != serving:
         why = (f"{switch_problem}; still serving {serving}" if switch_problem else
-               f"serving {serving} but the active snapshot is {active}: restart the server to "
-               "serve it")
+               f"serving {serving} but the active snapshot is {active}: a server that opened "
+               "its own engine switches at its next alias check (snapshot_check_seconds); one "
+               "handed an engine must be restarted to serve it")
         return Readiness(ready=False, reason=why, **base)
     return Readiness(ready=True, **base)
