@@ -194,3 +194,23 @@ def test_kb_delete_and_gc_refuse_a_snapshot_a_live_server_serves(demo_kb, tmp_pa
     result = run(home, "kb", "delete", served)
     assert result.exit_code == 0, result.output
     assert f"deleted snapshot {served}" in result.output
+
+
+def test_kb_delete_force_is_needed_for_a_holder_on_another_host(demo_kb, tmp_path):
+    # A lease from another host (shared CITADEL_HOME) cannot be checked with a pid: it is
+    # honoured until an operator who knows that server is gone forces the delete.
+    import sqlite3
+
+    home = tmp_path / "home"
+    ingest([demo_kb], settings(home), embedder=HashingEmbedder(), progress=False)
+    (demo_kb / "new.md").write_text("# New\n\nA new policy about parcels.\n")
+    old = json.loads(run(home, "kb", "list", "--json").output)[0]["snapshot_id"]
+    ingest([demo_kb], settings(home), embedder=HashingEmbedder(), progress=False)
+    with sqlite3.connect(home / "catalog.sqlite") as db:
+        db.execute("INSERT INTO leases VALUES ('t1', ?, 4242, 'other-host', NULL, "
+                   "'citadel HTTP server', '2026-12-04T03:00:00+00:00')", (old,))
+    refused = run(home, "kb", "delete", old)
+    assert refused.exit_code == 1
+    assert "being served by pid 4242 on other-host (citadel HTTP server" in refused.output
+    forced = run(home, "kb", "delete", "--force", old)
+    assert forced.exit_code == 0 and f"deleted snapshot {old}" in forced.output
