@@ -137,6 +137,17 @@ class Settings(BaseModel):
         default=True,
         description="Answer requests without an API key from public documents; false: 401.")
 
+    # A running server follows the alias `active` (citadel.server.provider): it checks it at
+    # most this often and switches to a new active snapshot once that one is ready; the
+    # snapshot it switched away from is closed (and its lease released) after the drain time.
+    snapshot_check_seconds: float = Field(
+        default=1.0, ge=0.0, le=3600.0,
+        description="How often the server checks which snapshot is active (0: every request).")
+    snapshot_drain_seconds: float = Field(
+        default=30.0, ge=0.0, le=3600.0,
+        description="After a switch, requests still running on the old snapshot have this "
+                    "long before it is closed and its lease released.")
+
     # Support agent (citadel.agent): business database and decision step.
     business_dsn: str | None = Field(
         default=None, description="postgresql://... or sqlite:///path; default "

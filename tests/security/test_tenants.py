@@ -199,7 +199,7 @@ def http_home(tmp_path_factory) -> Path:
 def app_client(home: Path, **settings) -> TestClient:
     engine = Engine.open(Settings(home=home, embedder="hashing", **settings),
                          embedder=HashingEmbedder())
-    return TestClient(create_app(engine))
+    return TestClient(create_app(engine), base_url="http://localhost")
 
 
 @pytest.fixture(scope="module")

@@ -107,11 +107,15 @@ def rollback_() -> None:
 
 @kb.command("delete")
 @click.argument("snapshot_id")
-def delete_(snapshot_id: str) -> None:
-    """Delete an inactive snapshot (the active one is refused)."""
+@click.option("--force", is_flag=True,
+              help="Delete even if a lease says a process serves it: only for a holder on "
+                   "another host that you know has stopped (local holders are checked).")
+def delete_(snapshot_id: str, force: bool) -> None:
+    """Delete an inactive snapshot (the active one, and one a running server serves, are
+    refused)."""
     from citadel.knowledge.snapshot_admin import delete
 
-    done = delete(Settings.load(), snapshot_id)
+    done = delete(Settings.load(), snapshot_id, force=force)
     click.echo(f"deleted snapshot {done}")
 
 
@@ -123,6 +127,8 @@ def gc_(keep: int) -> None:
     from citadel.knowledge.snapshot_admin import gc
 
     report = gc(Settings.load(), keep)
+    for reason in report.served:
+        click.echo(f"kept: {reason.removeprefix('refusing to delete ')}")
     for sid in report.deleted:
         click.echo(f"deleted snapshot {sid}")
     for path in report.removed_paths:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 
 import click
 
+from citadel.cli.terminal import json_line, printable
 from citadel.config import Settings
 from citadel.observability.request_log import RequestLog, RequestRecord, parse_since
 
@@ -45,8 +45,10 @@ def summary_line(r: RequestRecord) -> str:
     if len(question) > 60:
         question = question[:57] + "..."
     total = r.latencies_ms.get("total", 0.0)
-    return (f"{r.time:%Y-%m-%d %H:%M:%S}  {r.request_id}  {r.citations_emitted:>2} cit  "
-            f"{total:>7.1f} ms  {flags(r):<20} {question}")
+    # Escaped after cutting, so an escape sequence is never cut into a live fragment.
+    return (f"{r.time:%Y-%m-%d %H:%M:%S}  {printable(r.request_id)}  "
+            f"{r.citations_emitted:>2} cit  {total:>7.1f} ms  {flags(r):<20} "
+            f"{printable(question)}")
 
 
 @click.group(invoke_without_command=True)
@@ -70,7 +72,8 @@ def logs(ctx: click.Context, since: str | None, degraded: bool | None, abstained
     records = log.records(since=since_option(since), degraded=degraded, abstained=abstained,
                           limit=limit)
     for r in records:
-        click.echo(r.model_dump_json(exclude={"response"}) if as_json else summary_line(r))
+        click.echo(json_line(r.model_dump(mode="json", exclude={"response"})) if as_json
+                   else summary_line(r))
     if not as_json:
         click.echo(f"{len(records)} record(s)" + (f" (the latest {limit})"
                                                   if len(records) == limit else ""), err=True)
@@ -86,12 +89,11 @@ def show(request_id: str, as_json: bool) -> None:
     if record is None:
         raise click.ClickException(f"no request {request_id!r} in {log.path}")
     if as_json:
-        click.echo(record.model_dump_json(indent=2))
+        click.echo(json_line(record.model_dump(mode="json"), indent=2))
         return
     body = record.model_dump(mode="json", exclude={"response"})
     for key, value in body.items():
-        if isinstance(value, list | dict):
-            value = json.dumps(value)
-        click.echo(f"{key}: {value}")
+        shown = json_line(value) if isinstance(value, list | dict) else printable(str(value))
+        click.echo(f"{key}: {shown}")
     click.echo("response:")
-    click.echo(json.dumps(record.response, indent=2))
+    click.echo(json_line(record.response, indent=2))

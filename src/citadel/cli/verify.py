@@ -10,22 +10,47 @@ import click
 from citadel.config import Settings
 
 
+def _record_problems(settings: Settings, saved) -> list[str]:
+    """Compare the saved answer with what the engine recorded for its request id: the
+    request log is the engine's own account of what it answered."""
+    from citadel.knowledge.verify import compare_with_record
+    from citadel.observability.request_log import WITHHELD, RequestLog
+
+    if saved.answer is None:
+        return []
+    log = RequestLog.from_settings(settings)
+    recorded = log.responses(saved.request_id) if saved.request_id else []
+    if not recorded:
+        return compare_with_record(saved, None)
+    attempts = [compare_with_record(saved, r, withheld=WITHHELD) for r in recorded]
+    return min(attempts, key=len)  # a caller-given request id may have been reused
+
+
 @click.command()
 @click.argument("answer_file", type=click.File("r", encoding="utf-8"))
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable verdicts.")
-def verify(answer_file, as_json: bool) -> None:
+@click.option("--citations-only", is_flag=True,
+              help="Do not compare the answer text with the request log (e.g. logging off); "
+                   "markers and citations are still checked.")
+def verify(answer_file, as_json: bool, citations_only: bool) -> None:
     """Re-check the citations of ANSWER_FILE (the output of `citadel ask --json`; `-` reads
-    stdin) against the knowledge base: one verdict per citation, exit 1 if any fails."""
-    from citadel.knowledge.verify import VerifyError, parse_receipts, verify_receipts
+    stdin) against the knowledge base: one verdict per citation, one line per problem with
+    the answer's text, exit 1 if anything fails."""
+    from citadel.knowledge.verify import VerifyError, marker_problems, parse_answer, verify_receipts
 
     try:
-        receipts = parse_receipts(answer_file.read())
+        saved = parse_answer(answer_file.read())
     except VerifyError as exc:
         raise click.ClickException(f"{answer_file.name}: {exc}") from None
-    verdicts = verify_receipts(Settings.load(), receipts)
+    settings = Settings.load()
+    verdicts = verify_receipts(settings, saved.receipts)
+    problems = marker_problems(saved)
+    if not citations_only:
+        problems += _record_problems(settings, saved)
     failed = sum(not v.ok for v in verdicts)
     if as_json:
-        click.echo(json.dumps({"ok": failed == 0, "citations": len(verdicts), "failed": failed,
+        click.echo(json.dumps({"ok": failed == 0 and not problems, "citations": len(verdicts),
+                               "failed": failed, "answer_problems": problems,
                                "verdicts": [v.model_dump(mode="json") for v in verdicts]},
                               indent=2))
     else:
@@ -36,7 +61,9 @@ def verify(answer_file, as_json: bool) -> None:
             head = f"{'PASS' if v.ok else 'FAIL'} [{r.label or '-'}] {r.chunk_id} @ {r.snapshot_id}"
             quote = r.quote if len(r.quote) <= 70 else r.quote[:67] + "..."
             click.echo(f'{head}: "{quote}"' if v.ok else f"{head}: {v.reason}")
+        for problem in problems:
+            click.echo(f"FAIL answer: {problem}")
         if verdicts:
             click.echo(f"{len(verdicts) - failed} of {len(verdicts)} citations verified")
-    if failed:
+    if failed or problems:
         sys.exit(1)

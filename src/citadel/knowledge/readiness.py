@@ -34,8 +34,9 @@ def readiness(
     """Check the active snapshot against the running configuration.
 
     Not ready when there is no active snapshot, when it is not complete, when its data is
-    missing, or when its fingerprint differs from what this configuration would query it
-    with (embedder, dense/sparse schema, lexical semantics, knowledge schema version).
+    missing or damaged (`Backend.check_snapshot`), or when its fingerprint differs from what
+    this configuration would query it with (embedder, dense/sparse schema, lexical
+    semantics, knowledge schema version).
     """
     catalog = Catalog(settings.home)
     snapshot_id = catalog.alias()
@@ -74,5 +75,12 @@ def readiness(
     if not present:
         return Readiness(ok=False, active=snapshot_id, state=info.state,
                          reason=f"the data of active snapshot {snapshot_id} is missing")
+    # Files that are there but truncated or overwritten are refused here, not by the first
+    # request that reads them.
+    damaged = backend.check_snapshot(snapshot_id, info.chunks)
+    if damaged:
+        return Readiness(ok=False, active=snapshot_id, state=info.state,
+                         reason=f"the data of active snapshot {snapshot_id} is damaged: "
+                         f"{damaged}")
     return Readiness(ok=True, active=snapshot_id, state=info.state,
                      reason=f"serving snapshot {snapshot_id}")

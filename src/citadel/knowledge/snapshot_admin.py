@@ -2,8 +2,9 @@
 
 Every switch goes through `Catalog.switch` (one transaction) after checking that the target
 is complete, has its data, and matches the running configuration; a refusal names exactly
-what differs. The active snapshot is never deleted, and a snapshot whose build lock is held
-(a live build) is never touched.
+what differs. The active snapshot is never deleted, a snapshot whose build lock is held
+(a live build) is never touched, and one that a live process serves (a lease, see
+`citadel.knowledge.leases`) is deleted only when forced.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from citadel.knowledge.snapshots import (
     Catalog,
     SnapshotError,
     SnapshotInfo,
+    SnapshotLeased,
     incompatibilities,
     runtime_fingerprint,
 )
@@ -41,6 +43,7 @@ class SnapshotRow:
     active: bool
     has_data: bool
     building_now: bool  # a live process holds its build lock
+    served_by: tuple[str, ...] = ()  # live leases (`LeaseHolder.describe()`)
 
     @property
     def stale(self) -> bool:
@@ -54,7 +57,7 @@ class SnapshotRow:
             "active": self.active, "created_at": i.created_at, "completed_at": i.completed_at,
             "documents": i.documents, "chunks": i.chunks, "embedder": i.fingerprint.get("embedder"),
             "backend": i.backend, "has_data": self.has_data, "builder": i.builder,
-            "error": i.error,
+            "error": i.error, "served_by": list(self.served_by),
         }
 
 
@@ -62,12 +65,16 @@ def list_snapshots(settings: Settings, backend: Backend | None = None) -> list[S
     catalog = Catalog(settings.home)
     backend = backend or get_backend(settings)
     active = catalog.alias()
+    held: dict[str, list[str]] = {}
+    for holder in catalog.leases():
+        held.setdefault(holder.snapshot_id, []).append(holder.describe())
     return [
         SnapshotRow(
             info=info,
             active=info.snapshot_id == active,
             has_data=backend.has_snapshot(info.snapshot_id),
             building_now=info.state == "building" and is_locked(settings.home, info.snapshot_id),
+            served_by=tuple(held.get(info.snapshot_id, ())),
         )
         for info in catalog.list()
     ]
@@ -88,7 +95,8 @@ def problems(
         return diffs
     if not backend.has_snapshot(snapshot_id):
         return [f"the data of snapshot {snapshot_id} is missing"]
-    return []
+    damaged = backend.check_snapshot(snapshot_id, info.chunks)
+    return [f"the data of snapshot {snapshot_id} is damaged: {damaged}"] if damaged else []
 
 
 def activate(
@@ -126,15 +134,21 @@ def rollback(settings: Settings, embedder: Embedder, backend: Backend | None = N
     raise SnapshotError(f"no earlier complete, compatible snapshot to roll back to{detail}")
 
 
-def delete(settings: Settings, snapshot_id: str, backend: Backend | None = None) -> str:
-    """Delete an inactive snapshot's row, data and manifest; returns the full id."""
+def delete(
+    settings: Settings, snapshot_id: str, backend: Backend | None = None, *, force: bool = False
+) -> str:
+    """Delete an inactive snapshot's row, data and manifest; returns the full id.
+
+    A snapshot a live process serves is refused (SnapshotLeased, naming the holder) unless
+    `force`: for a lease whose holder cannot be checked (another host) but is known gone."""
     catalog = Catalog(settings.home)
     backend = backend or get_backend(settings)
     snapshot_id = catalog.resolve(snapshot_id)
     try:
         # Holding its build lock keeps an ingest from rebuilding it while we delete.
         with build_lock(settings.home, snapshot_id, wait=False):
-            catalog.forget(snapshot_id)  # refuses the active one, atomically
+            catalog.forget(snapshot_id, ignore_leases=force)  # refuses the active and a
+            # leased one, atomically
             _remove_data(catalog, backend, snapshot_id)
     except LockBusy as exc:
         raise SnapshotError(f"refusing to delete {snapshot_id}: {exc}") from None
@@ -152,12 +166,14 @@ class GcReport:
     deleted: tuple[str, ...]
     kept: tuple[str, ...]
     removed_paths: tuple[str, ...]
+    served: tuple[str, ...] = ()  # kept because a live process serves them: the reasons
 
 
 def gc(settings: Settings, keep: int, backend: Backend | None = None) -> GcReport:
     """Keep the active snapshot and the `keep` newest complete ones; delete the rest
     (older complete, failed, and stale building snapshots), then leftover staging
-    directories, data without a catalog row, and unused lock files. Live builds are skipped.
+    directories, data without a catalog row, and unused lock files. Live builds and
+    snapshots a live process serves (leases) are skipped; gc never forces.
     """
     if keep < 0:
         raise SnapshotError("--keep must be 0 or more")
@@ -170,18 +186,23 @@ def gc(settings: Settings, keep: int, backend: Backend | None = None) -> GcRepor
         r.info.snapshot_id for r in rows if r.active or r.building_now
     }
     deleted: list[str] = []
+    served: list[str] = []
     for row in rows:
         sid = row.info.snapshot_id
         if sid in kept:
             continue
         try:
             delete(settings, sid, backend)
+        except SnapshotLeased as exc:
+            kept.add(sid)
+            served.append(str(exc))
+            continue
         except SnapshotError:
             kept.add(sid)  # became active or started building meanwhile
             continue
         deleted.append(sid)
     removed = _remove_orphans(settings.home, catalog, backend)
-    return GcReport(tuple(deleted), tuple(sorted(kept)), tuple(removed))
+    return GcReport(tuple(deleted), tuple(sorted(kept)), tuple(removed), tuple(served))
 
 
 def _remove_orphans(home: Path, catalog: Catalog, backend: Backend) -> list[str]:

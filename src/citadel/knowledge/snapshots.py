@@ -22,6 +22,8 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
+from citadel.knowledge import leases
+from citadel.knowledge.leases import LeaseHolder, SnapshotLease
 from citadel.knowledge.sqlite_wal import enable_wal
 from citadel.records import Document
 from citadel.retrieval.embedders.base import Embedder
@@ -52,6 +54,10 @@ class Fingerprinted(Protocol):
 
 class SnapshotError(RuntimeError):
     """A snapshot operation that was refused or failed; the message says why."""
+
+
+class SnapshotLeased(SnapshotError):
+    """Refused: a live process serves the snapshot (the message names it)."""
 
 
 class Fingerprint(BaseModel):
@@ -274,6 +280,7 @@ class Catalog:
                     seq INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL,
                     snapshot_id TEXT NOT NULL, switched_at TEXT NOT NULL)"""
             )
+            conn.execute(leases.TABLE)
             yield conn
         finally:
             conn.close()
@@ -346,9 +353,10 @@ class Catalog:
                 (error[:2000], snapshot_id),
             )
 
-    def forget(self, snapshot_id: str) -> None:
-        """Remove a snapshot's row. The active snapshot is refused, in the same transaction
-        that deletes, so a concurrent switch cannot slip in between check and delete."""
+    def forget(self, snapshot_id: str, *, ignore_leases: bool = False) -> None:
+        """Remove a snapshot's row. The active snapshot and a leased one (a live process
+        serves it) are refused, in the same transaction that deletes, so a concurrent switch
+        or server cannot slip in between check and delete."""
         with self._transaction() as db:
             row = db.execute("SELECT snapshot_id FROM aliases WHERE name=?", (ACTIVE,)).fetchone()
             if row is not None and row[0] == snapshot_id:
@@ -356,7 +364,42 @@ class Catalog:
                     f"refusing to delete the active snapshot {snapshot_id}: activate another "
                     "one first (`citadel kb activate ID` or `citadel kb rollback`)"
                 )
+            holders = leases.live_holders(db, snapshot_id)
+            if holders and not ignore_leases:
+                raise SnapshotLeased(
+                    f"refusing to delete {snapshot_id}: it is being served by "
+                    + "; ".join(h.describe() for h in holders)
+                    + ". Stop that process or let it switch to the active snapshot first "
+                    "(`--force` only if you know it is gone)"
+                )
+            for h in holders:
+                leases.remove(db, h.token)
             db.execute("DELETE FROM snapshots WHERE snapshot_id=?", (snapshot_id,))
+
+    def lease(self, snapshot_id: str, purpose: str) -> SnapshotLease:
+        """Take a lease on a complete snapshot for this process (see `citadel.knowledge.
+        leases`); refused if the snapshot is no longer in the catalog or not complete."""
+        holder = leases.this_process(snapshot_id, purpose)
+        with self._transaction() as db:
+            row = db.execute(
+                "SELECT state FROM snapshots WHERE snapshot_id=?", (snapshot_id,)
+            ).fetchone()
+            if row is None or row[0] != "complete":
+                raise SnapshotError(f"cannot serve snapshot {snapshot_id}: it is "
+                                    f"{row[0] if row else 'deleted'}")
+            leases.live_holders(db)  # prunes the rows dead processes left
+            leases.insert(db, holder)
+        return SnapshotLease(holder, self._release_lease)
+
+    def _release_lease(self, token: str) -> None:
+        with self._db() as db:
+            leases.remove(db, token)
+
+    def leases(self, snapshot_id: str | None = None) -> list[LeaseHolder]:
+        """Live leases (of one snapshot, or all). Reads only: dead rows are pruned by the
+        next `lease` or `forget`."""
+        with self._db() as db:
+            return leases.live_holders(db, snapshot_id)
 
     def alias(self, name: str = ACTIVE) -> str | None:
         with self._db() as db:

@@ -1,26 +1,43 @@
 """Re-checking saved citation receipts against the knowledge base (`citadel verify`).
 
-A receipt is a citation as `citadel ask --json` printed it. It holds up only while its
-snapshot still exists and is complete, the cited chunk in it still has the receipt's content
-hash (and its content still hashes to that), and the quote still sits at the receipt's
-offsets in the snapshot's stored document text, inside the chunk, on the pages the receipt
-names (a PDF receipt's `page_start`/`page_end`, checked against the document's stored page
-boundaries). Receipts are read as
-untrusted input, never as `Citation`s: only the citation gate builds those.
+A receipt is an answer as `citadel ask --json` (or `POST /v1/answer`) printed it. Without a
+signing key a receipt cannot prove who wrote it; what it can prove is that it agrees with the
+knowledge base and with the engine's own records:
+
+* each citation: its snapshot still exists and is complete, the cited chunk in it still has
+  the receipt's content hash (and its content still hashes to that), its metadata (document,
+  source, title, section) is the chunk's, and the quote sits at the receipt's offsets in the
+  snapshot's stored document text, inside the chunk, on the pages the receipt names;
+* staleness: a receipt into a snapshot that is no longer active, whose cited document has
+  changed (or gone) in the active snapshot, fails as "snapshot not active; source changed
+  since" — the quote was real, the source has moved on;
+* the answer: every `[Sn]` marker in its text has a citation labelled Sn and every citation
+  is referred to by a marker, and — when the engine's request log holds the request — its
+  text and citations are exactly what the engine answered (`compare_with_record`; the CLI
+  reads the request log).
+
+Receipts are read as untrusted input, never as `Citation`s: only the citation gate builds
+those.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from citadel.config import Settings
-from citadel.knowledge.snapshots import Catalog
+from citadel.knowledge.snapshots import Catalog, SnapshotError
 from citadel.retrieval.backends import Backend, SearchIndex, get_backend
+
+STALE = "snapshot not active; source changed since"
+# What `GateResult.render` writes after a sentence; any other bracket was not the gate's.
+_MARKER = re.compile(r"\[(S\d+)\]")
+_METADATA = ("document_id", "source", "title", "section")
 
 
 class VerifyError(ValueError):
@@ -33,6 +50,9 @@ class Receipt(BaseModel):
     label: str = ""
     chunk_id: str
     document_id: str
+    source: str
+    title: str
+    section: str
     quote: str
     start: int
     end: int
@@ -50,8 +70,20 @@ class Verdict(BaseModel):
     reason: str
 
 
-def parse_receipts(text: str) -> list[Receipt]:
-    """Receipts from an Answer as JSON (or a bare list of citations)."""
+class SavedAnswer(BaseModel):
+    """The parts of a saved answer that verify looks at. `answer` is None for citations
+    without an answer text (then only the citations themselves can be checked)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    answer: str | None = None
+    request_id: str | None = None
+    receipts: tuple[Receipt, ...] = ()
+    citations: tuple[dict[str, Any], ...] = ()  # as given, for comparing with the record
+
+
+def parse_answer(text: str) -> SavedAnswer:
+    """An Answer as JSON (or a bare list of citations)."""
     try:
         data: Any = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -67,7 +99,70 @@ def parse_receipts(text: str) -> list[Receipt]:
         except ValidationError as exc:
             fields = ", ".join(".".join(str(p) for p in e["loc"]) for e in exc.errors())
             raise VerifyError(f"citation {i} is malformed ({fields})") from None
-    return receipts
+    if not isinstance(data, dict):
+        return SavedAnswer(receipts=tuple(receipts), citations=tuple(citations))
+    answer = data.get("answer")
+    if answer is not None and not isinstance(answer, str):
+        raise VerifyError("\"answer\" must be the answer's text")
+    trace = data.get("trace")
+    request_id = trace.get("request_id") if isinstance(trace, dict) else None
+    return SavedAnswer(answer=answer, request_id=request_id if isinstance(request_id, str)
+                       else None, receipts=tuple(receipts), citations=tuple(citations))
+
+
+def parse_receipts(text: str) -> list[Receipt]:
+    """Receipts from an Answer as JSON (or a bare list of citations)."""
+    return list(parse_answer(text).receipts)
+
+
+def marker_problems(saved: SavedAnswer) -> list[str]:
+    """Markers without a citation, citations without a marker. Empty without an answer text.
+    (Other brackets are left to the request-log comparison: a conflict answer may quote a
+    question or a title that holds one.)"""
+    if saved.answer is None:
+        return []
+    problems: list[str] = []
+    markers = _MARKER.findall(saved.answer)
+    labels = {r.label for r in saved.receipts}
+    for label in dict.fromkeys(markers):
+        if label not in labels:
+            problems.append(f"the answer text cites [{label}] but no citation is labelled "
+                            f"{label}")
+    for label in dict.fromkeys(r.label for r in saved.receipts):
+        if label not in markers:
+            problems.append(f"citation {label or '(unlabelled)'} is not referred to by any "
+                            "marker in the answer text")
+    return problems
+
+
+def compare_with_record(saved: SavedAnswer, recorded: dict[str, Any] | None,
+                        withheld: str = "") -> list[str]:
+    """Differences between the saved answer and what the engine recorded for the request.
+
+    `recorded` is the response stored in the request log (None: no record). An answer text
+    withheld from the log (question logging off) is not compared."""
+    if saved.answer is None:
+        return []
+    if recorded is None:
+        if not saved.receipts and not _MARKER.search(saved.answer):
+            return []  # claims no support: there is no receipt to hold it to
+        return [f"the answer text cannot be checked: no record of request "
+                f"{saved.request_id or '(none)'} in the request log"]
+    problems: list[str] = []
+    if recorded.get("answer") not in (saved.answer, withheld or None):
+        problems.append(f"the answer text differs from what the engine answered for request "
+                        f"{saved.request_id}")
+    issued = recorded.get("citations") or []
+    if len(issued) != len(saved.citations):
+        problems.append(f"the engine issued {len(issued)} citation(s) for request "
+                        f"{saved.request_id}, the answer holds {len(saved.citations)}")
+    else:
+        for mine, theirs in zip(saved.citations, issued, strict=True):
+            changed = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+            if changed:
+                problems.append(f"citation {mine.get('label') or '?'} differs from the one the "
+                                f"engine issued ({', '.join(changed)})")
+    return problems
 
 
 def verify_receipts(
@@ -76,6 +171,8 @@ def verify_receipts(
     catalog = Catalog(settings.home)
     backend = backend or get_backend(settings)
     indexes: dict[str, SearchIndex | str] = {}  # snapshot id -> open index or why not
+    active = catalog.alias()
+    active_docs = _document_hashes(catalog, active)
     try:
         verdicts = []
         for receipt in receipts:
@@ -84,12 +181,45 @@ def verify_receipts(
                 indexes[sid] = _open(catalog, backend, settings, sid)
             index = indexes[sid]
             reason = index if isinstance(index, str) else _check(index, receipt)
+            if reason is None and sid != active:
+                reason = _stale(index, receipt, active, active_docs)  # type: ignore[arg-type]
             verdicts.append(Verdict(receipt=receipt, ok=reason is None, reason=reason or "ok"))
         return verdicts
     finally:
         for index in indexes.values():
             if not isinstance(index, str):
                 index.close()
+
+
+def _document_hashes(catalog: Catalog, snapshot_id: str | None) -> dict[str, str] | None:
+    """document id -> content hash in a snapshot's manifest (None: no manifest to read)."""
+    if snapshot_id is None:
+        return None
+    try:
+        manifest = catalog.read_manifest(snapshot_id)
+    except SnapshotError:
+        return None
+    if manifest is None:
+        return None
+    return {d.document_id: d.content_sha256 for d in manifest.documents}
+
+
+def _stale(index: SearchIndex, r: Receipt, active: str | None,
+           active_docs: dict[str, str] | None) -> str | None:
+    """Why a receipt that holds in its own (inactive) snapshot is out of date, or None when
+    its document is unchanged in the active snapshot."""
+    if active is None:
+        return f"{STALE}: there is no active snapshot any more"
+    if active_docs is None:
+        return None  # nothing to compare with: the receipt holds in its own snapshot
+    doc = index.get_document(r.document_id)
+    now = active_docs.get(r.document_id)
+    if now is None:
+        return f"{STALE}: document {r.document_id} is not in the active snapshot {active}"
+    if doc is not None and doc.content_sha256 != now:
+        return (f"{STALE}: document {r.document_id} has content hash {now[:12]}… in the active "
+                f"snapshot {active}, {doc.content_sha256[:12]}… in {r.snapshot_id}")
+    return None
 
 
 def _open(catalog: Catalog, backend: Backend, settings: Settings, sid: str) -> SearchIndex | str:
@@ -108,8 +238,11 @@ def _check(index: SearchIndex, r: Receipt) -> str | None:
     chunk = index.get_chunk(r.chunk_id)
     if chunk is None:
         return f"chunk {r.chunk_id} is not in snapshot {r.snapshot_id}"
-    if chunk.document_id != r.document_id:
-        return f"chunk {r.chunk_id} belongs to {chunk.document_id}, not {r.document_id}"
+    for field in _METADATA:
+        have, claimed = getattr(chunk, field), getattr(r, field)
+        if have != claimed:
+            return (f"{field} of chunk {r.chunk_id} is {have!r}, the citation says "
+                    f"{claimed!r}")
     if chunk.content_sha256 != r.content_sha256:
         return (f"chunk {r.chunk_id} has content hash {chunk.content_sha256[:12]}…, "
                 f"the citation says {r.content_sha256[:12]}…")

@@ -383,6 +383,20 @@ class RequestLog:
             ).fetchone()
         return None if row is None else _record(row)
 
+    def responses(self, request_id: str) -> list[dict[str, Any]]:
+        """Every response recorded under this request id, latest first (`citadel verify`
+        compares a saved answer with them; ids given by callers may repeat)."""
+        if not self.path.is_file():
+            return []
+        with self._connect(readonly=True) as conn:
+            if "response" not in _table_columns(conn):
+                return []
+            rows = conn.execute(
+                "SELECT response FROM requests WHERE request_id = ? AND response IS NOT NULL "
+                "ORDER BY seq DESC", (request_id,),
+            ).fetchall()
+        return [json.loads(r[0]) for r in rows]
+
     def count(self) -> int:
         if not self.path.is_file():
             return 0

@@ -174,4 +174,7 @@ class Readiness(BaseModel):
     snapshot_id: str | None = Field(default=None, description="The snapshot being served.")
     active_snapshot_id: str | None = Field(default=None,
                                            description="The snapshot the alias points at.")
+    serving_active: bool | None = Field(
+        default=None, description="Whether the snapshot served is the active one (a server "
+        "switches to a new active snapshot once it is ready, and keeps the old one until).")
     backend: str | None = None

@@ -1,7 +1,8 @@
 """Readiness: is the snapshot this process serves complete, compatible and still active?
 
 Kept to one function so a catalog-level `readiness()` from `citadel.knowledge.snapshots` can replace
-its body without touching the routes.
+its body without touching the routes. It reports what is served (`snapshot_id`) next to what
+is active, and, when they differ, why (a switch pending, or the new snapshot not ready).
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from citadel.server.models import Readiness
 from citadel.server.public_errors import public_message
 
 
-def readiness(engine: Engine) -> Readiness:
+def readiness(engine: Engine, switch_problem: str | None = None) -> Readiness:
+    """`switch_problem`: why the server could not switch to the active snapshot, if it tried
+    (`EngineProvider.switch_problem`)."""
     serving = engine.index.snapshot_id
     base = {"snapshot_id": serving, "backend": engine.index.backend}
     catalog = Catalog(engine.settings.home)
@@ -24,6 +27,7 @@ def readiness(engine: Engine) -> Readiness:
         reason = public_message(f"catalog unreadable: {exc}", engine.settings.home)
         return Readiness(ready=False, reason=reason, **base)
     base["active_snapshot_id"] = active
+    base["serving_active"] = active == serving
     if info is None:
         return Readiness(ready=False, reason=f"snapshot {serving} is not in the catalog", **base)
     if info.state != "complete":
@@ -34,6 +38,9 @@ def readiness(engine: Engine) -> Readiness:
         return Readiness(ready=False, reason=f"snapshot {serving} does not match the running "
                          "configuration: " + "; ".join(diffs), **base)
     if active != serving:
-        return Readiness(ready=False, reason=f"serving {serving} but the active snapshot is "
-                         f"{active}: restart the server to serve it", **base)
+        why = (f"{switch_problem}; still serving {serving}" if switch_problem else
+               f"serving {serving} but the active snapshot is {active}: a server that opened "
+               "its own engine switches at its next alias check (snapshot_check_seconds); one "
+               "handed an engine must be restarted to serve it")
+        return Readiness(ready=False, reason=why, **base)
     return Readiness(ready=True, **base)

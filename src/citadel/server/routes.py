@@ -85,7 +85,8 @@ def api_router(request_model: type[AnswerRequest]) -> APIRouter:
                 summary="The served snapshot is complete, compatible and active")
     def readyz(request: Request) -> JSONResponse:
         try:
-            state = readiness(request.app.state.provider.get())
+            provider = request.app.state.provider
+            state = readiness(provider.get(), provider.switch_problem)
         except NotReady as exc:
             state = Readiness(ready=False, reason=public_message(
                 str(exc), request.app.state.provider.settings.home))

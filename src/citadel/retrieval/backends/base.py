@@ -137,6 +137,12 @@ class Backend(ABC):
     @abstractmethod
     def has_snapshot(self, snapshot_id: str) -> bool: ...
 
+    def check_snapshot(self, snapshot_id: str, chunks: int) -> str | None:
+        """Why the snapshot's data cannot be served (cheap structural checks: files open,
+        counts agree with the `chunks` the catalog recorded), or None. Readiness calls it
+        before a snapshot is served; the default trusts the engine."""
+        return None
+
     def activate(self, snapshot_id: str) -> None:  # noqa: B027 - optional hook
         """Point the engine's own alias at a snapshot in one atomic step (catalog switch)."""
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from citadel.records import Chunk, Document, RankedChunk
 from citadel.retrieval.backends.base import Backend, RetrievalError, SearchIndex
+from citadel.retrieval.backends.local_check import check_files
 from citadel.retrieval.fusion import weighted_fusion
 from citadel.retrieval.lexical import SEMANTICS, LexicalIndex, build_index
 
@@ -81,6 +82,9 @@ class LocalBackend(Backend):
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
+
+    def check_snapshot(self, snapshot_id: str, chunks: int) -> str | None:
+        return check_files(self.path(snapshot_id), chunks)
 
     def delete_snapshot(self, snapshot_id: str) -> None:
         shutil.rmtree(self.path(snapshot_id), ignore_errors=True)
