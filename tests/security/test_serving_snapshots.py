@@ -60,7 +60,7 @@ def wait_for_check() -> None:
 def test_server_switches_to_a_newly_active_snapshot_without_restart(demo_kb, tmp_path):
     home = tmp_path / "home"
     first = build(demo_kb, home)
-    with TestClient(create_app(settings(home))) as client:
+    with TestClient(create_app(settings(home)), base_url="http://localhost") as client:
         assert client.get("/readyz").json()["snapshot_id"] == first
         add_parcels_policy(demo_kb)
         second = build(demo_kb, home)
@@ -86,7 +86,7 @@ def test_server_releases_the_old_snapshot_after_the_drain(demo_kb, tmp_path):
     first = build(demo_kb, home)
     quick = Settings(home=home, embedder="hashing", snapshot_check_seconds=0,
                      snapshot_drain_seconds=0)
-    with TestClient(create_app(quick)) as client:
+    with TestClient(create_app(quick), base_url="http://localhost") as client:
         assert client.get("/readyz").json()["snapshot_id"] == first
         add_parcels_policy(demo_kb)
         second = build(demo_kb, home)
@@ -105,7 +105,7 @@ def test_server_keeps_serving_the_old_snapshot_when_the_new_active_one_is_not_re
 ):
     home = tmp_path / "home"
     first = build(demo_kb, home)
-    with TestClient(create_app(settings(home))) as client:
+    with TestClient(create_app(settings(home)), base_url="http://localhost") as client:
         assert client.get("/readyz").status_code == 200
         add_parcels_policy(demo_kb)
         second = build(demo_kb, home)
@@ -148,7 +148,7 @@ def test_readiness_refuses_a_truncated_snapshot_file(demo_kb, tmp_path, damaged)
     assert damaged in state.reason
     status = kb_cli(home, "status")
     assert status.exit_code == 1 and damaged in status.output
-    with TestClient(create_app(settings(home))) as client:
+    with TestClient(create_app(settings(home)), base_url="http://localhost") as client:
         ready = client.get("/readyz")
         assert ready.status_code == 503 and damaged in ready.json()["reason"]
         # Refused up front (503 with the reason), never a 500 from the first lookup.

@@ -38,6 +38,9 @@ def test_the_bracket_sets_cover_all_of_unicode():
     ("30 days «S2, S3» (S1–S3) (s4 and 5).", "30 days.", "30 days."),
     ("Forum 【Sources 1-2】", "Forum", "Forum"),
     ("Sou(Source: a)rce: b", "", ""),  # a removal cannot splice a new attribution
+    # Removing `]S1(` glues "Source:" to the word before: still an attribution (hypothesis).
+    ("30 days]S1(Source: legal-handbook.pdf §9.1)", "30 days", "30 days"),
+    ("30 days 1]Source: x.pdf(Source: legal-handbook.pdf §9.1)", "30 days 1", "30 days 1"),
     ("[S[x]1] ok", "Sx1 ok", "ok"),
     ("a ] b [ c", "a b c", "a b"),
 ])

@@ -76,11 +76,12 @@ _CITATION_GROUP = re.compile(
 # [Source legal-handbook.pdf §4.2] 【Sources 1-2】
 _SOURCE_GROUP = re.compile(
     rf"{_LEAD}[{_OPEN}]\s*{_KEYWORD}\b[^{_OPEN}{_CLOSE}\n]{{0,{MAX_MARKER_CHARS}}}[{_CLOSE}]", re.I)
-# An attribution opens a line or a sentence, follows a separator, or is capitalised: "… 30
+# An attribution opens a line or a sentence, follows a separator, or is capitalised (after a
+# space, or glued to the word before once a removal spliced them: "daysSource: …"): "… 30
 # days — Source: legal-handbook.pdf §9.1." keeps "… 30 days." ("open source: yes" is prose).
 _PROSE = re.compile(
     rf"(?:^|(?<=[.!?\n{_ANY}])|(?<![^\S\n])[^\S\n]*[,;:–—-]|(?<![^\S\n])[^\S\n]+"
-    rf"(?=(?-i:[A-Z])))[^\S\n]*{_KEYWORD}\s*[:：][^\n]*", re.I)
+    rf"(?=(?-i:[A-Z]))|(?<=\w)(?=(?-i:[A-Z])))[^\S\n]*{_KEYWORD}\s*[:：][^\n]*", re.I)
 _SPACE = re.compile(r"\s+")
 
 
