@@ -131,7 +131,7 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--m", type=int, default=ann.AnnParams().m)
     ap.add_argument("--ef-construction", type=int, default=ann.AnnParams().ef_construction)
-    ap.add_argument("--ef-search", default="64,128,256", help="query breadths to measure")
+    ap.add_argument("--ef-search", default="200,400,800", help="query breadths to measure")
     ap.add_argument("--postgres-dsn", default=None, help="also measure pgvector (HNSW + FTS)")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()

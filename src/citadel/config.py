@@ -54,8 +54,10 @@ class Settings(BaseModel):
     ann_m: int = Field(default=32, ge=4, le=128, description="HNSW links per node (fingerprinted).")
     ann_ef_construction: int = Field(default=128, ge=16, le=2000,
                                      description="HNSW build breadth (fingerprinted).")
-    ann_ef_search: int = Field(default=128, ge=8, le=5000,
-                               description="HNSW query breadth: recall vs latency.")
+    ann_ef_search: int = Field(
+        default=400, ge=8, le=5000,
+        description="Candidates the HNSW walk proposes for exact rescoring (at least 4 x "
+                    "candidates): recall vs latency; 400 gave dense recall@10 0.989 at 100k.")
 
     # Retrieval (part of the retrieval config version).
     candidates: int = Field(default=50, ge=1, le=1000, description="Per-retriever pool.")

@@ -3,8 +3,8 @@
 Exact search reads the whole float32 matrix per query (153 MB at 100k chunks), so its cost
 grows with the corpus. Past `Settings.ann_min_chunks` a snapshot also carries a faiss HNSW
 graph over 8-bit scalar-quantised vectors (a quarter of the matrix's size); a query walks the
-graph for a few hundred candidates and rescores them exactly from the float32 matrix, which
-then only needs to be memory-mapped, not read. The exact scan stays the reference (and the
+graph for `ann_ef_search` candidates (400) and rescores them exactly from the float32
+matrix, which then only needs to be memory-mapped, not read. The exact scan stays the reference (and the
 path for small snapshots and narrow filters).
 
 faiss is an optional dependency (`pip install -e '.[ann]'`), imported lazily.
@@ -83,7 +83,7 @@ class AnnIndex:
     def search(self, vector: np.ndarray, n: int, mask: np.ndarray | None = None) -> np.ndarray:
         faiss = self._faiss
         params = faiss.SearchParametersHNSW()
-        params.efSearch = max(self.ef_search, n)
+        params.efSearch = n  # a walk as broad as the pool it returns
         if mask is not None:
             # Kept rows as a bitmap (little-endian bit order, as faiss reads it).
             bits = np.packbits(mask.astype(np.uint8), bitorder="little")

@@ -33,7 +33,6 @@ log = logging.getLogger(__name__)
 # Below this many rows left by a filter, an exact scan of those rows is cheaper and exact,
 # and HNSW's filtered walk loses recall.
 ANN_MIN_FILTERED = 20_000
-ANN_POOL = 200  # candidates the graph proposes for exact rescoring
 
 
 def _top(scores: np.ndarray, n: int, rows: np.ndarray | None = None) -> dict[int, float]:
@@ -50,7 +49,7 @@ class LocalBackend(Backend):
     lexical_semantics = SEMANTICS
 
     def __init__(self, root: Path, *, ann_min_chunks: int | None = None,
-                 ann_params: ann.AnnParams | None = None, ann_ef_search: int = 128) -> None:
+                 ann_params: ann.AnnParams | None = None, ann_ef_search: int = 400) -> None:
         self.root = root
         self.ann_min_chunks = ann_min_chunks  # None: never build an ANN graph
         self.ann_params = ann_params or ann.AnnParams()
@@ -129,7 +128,7 @@ class LocalIndex(SearchIndex):
     strategy = "hybrid-weighted(numpy-exact+tantivy-bm25)"
 
     def __init__(self, path: Path, snapshot_id: str, dense_weight: float, candidates: int,
-                 *, ann_ef_search: int = 128):
+                 *, ann_ef_search: int = 400):
         if not (path / "chunks.sqlite").is_file():
             raise RetrievalError(f"snapshot data missing at {path}")
         self.snapshot_id = snapshot_id
@@ -212,7 +211,8 @@ class LocalIndex(SearchIndex):
         kept = len(self._dense) if mask is None else int(mask.sum())
         if self._ann is not None and kept >= ANN_MIN_FILTERED:
             # The graph proposes a wide pool; exact float32 scores decide within it.
-            rows = np.sort(self._ann.search(vector, max(ANN_POOL, 4 * self.candidates), mask))
+            pool = max(self._ann.ef_search, 4 * self.candidates)
+            rows = np.sort(self._ann.search(vector, pool, mask))
             return _top(np.einsum("ij,j->i", self._dense[rows], vector), self.candidates, rows)
         # Exact: the reference. A filter scans only its own rows.
         rows = None if mask is None else np.flatnonzero(mask)
