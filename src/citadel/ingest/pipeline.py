@@ -112,7 +112,7 @@ def ingest(
     if not chunks:
         raise IngestError("the files contain no text to index", corpus.skipped)
     fp = fingerprint(list(corpus.documents), embedder, params, backend.lexical_semantics,
-                     analyser.identity())
+                     analyser.identity(), backend.dense_index(len(chunks)))
     snapshot_id = fp.snapshot_id
 
     embedded = cached = 0

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict
 
 from citadel.config import ConfigError, Settings
 from citadel.knowledge.snapshots import Catalog, incompatibilities, runtime_fingerprint
+from citadel.retrieval import ann
 from citadel.retrieval.backends import Backend, RetrievalError, get_backend
 from citadel.retrieval.embedders import Embedder, EmbedderUnavailable, get_embedder
 
@@ -75,6 +76,10 @@ def readiness(
     if not present:
         return Readiness(ok=False, active=snapshot_id, state=info.state,
                          reason=f"the data of active snapshot {snapshot_id} is missing")
+    if info.fingerprint.get("dense_index") and not ann.available():
+        return Readiness(ok=False, active=snapshot_id, state=info.state,
+                         reason=f"active snapshot {snapshot_id} has an ANN index: "
+                                f"{ann.INSTALL_HINT}")
     # Files that are there but truncated or overwritten are refused here, not by the first
     # request that reads them.
     damaged = backend.check_snapshot(snapshot_id, info.chunks)

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from citadel.knowledge import leases
 from citadel.knowledge.leases import LeaseHolder, SnapshotLease
@@ -74,10 +74,16 @@ class Fingerprint(BaseModel):
     chunking: dict[str, Any]
     lexical: dict[str, Any] = LEXICAL_SEMANTICS
     analysis: dict[str, Any] = {}
+    dense_index: dict[str, Any] | None = Field(
+        default=None, description="The approximate dense index built with the snapshot (its "
+                                  "parameters); None: exact search only.")
 
     @property
     def snapshot_id(self) -> str:
-        blob = json.dumps(self.model_dump(), sort_keys=True, separators=(",", ":"))
+        parts = self.model_dump()
+        if parts["dense_index"] is None:
+            del parts["dense_index"]  # a snapshot without an ANN index keeps its id
+        blob = json.dumps(parts, sort_keys=True, separators=(",", ":"))
         return "kb-" + hashlib.sha256(blob.encode()).hexdigest()[:16]
 
     def runtime_part(self) -> dict[str, Any]:
@@ -108,6 +114,7 @@ def fingerprint(
     chunking: Fingerprinted,
     lexical: dict[str, Any] | None = None,
     analysis: dict[str, Any] | None = None,
+    dense_index: dict[str, Any] | None = None,
 ) -> Fingerprint:
     """`lexical` is the backend's lexical semantics (`Backend.lexical_semantics`), `analysis`
     the identity of the analyser that analysed the chunks (default: the installed one)."""
@@ -118,6 +125,7 @@ def fingerprint(
         chunking=chunking.fingerprint(),
         lexical=LEXICAL_SEMANTICS if lexical is None else lexical,
         analysis=analyser_identity() if analysis is None else analysis,
+        dense_index=dense_index,
     )
 
 

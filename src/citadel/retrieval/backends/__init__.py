@@ -10,9 +10,13 @@ BACKENDS = ("local", "qdrant", "postgres")
 
 def get_backend(settings: Settings) -> Backend:
     if settings.backend == "local":
+        from citadel.retrieval.ann import AnnParams
         from citadel.retrieval.backends.local import LocalBackend
 
-        return LocalBackend(settings.home / "snapshots")
+        return LocalBackend(settings.home / "snapshots",
+                            ann_min_chunks=settings.ann_min_chunks or None,
+                            ann_params=AnnParams(settings.ann_m, settings.ann_ef_construction),
+                            ann_ef_search=settings.ann_ef_search)
     if settings.backend == "qdrant":
         from citadel.retrieval.backends.qdrant import QdrantBackend
 

@@ -128,6 +128,11 @@ class Backend(ABC):
     ) -> None:
         """Write a whole snapshot. Never touches another snapshot's data."""
 
+    def dense_index(self, chunks: int) -> dict[str, Any] | None:
+        """The approximate dense index a snapshot of `chunks` chunks gets (its parameters,
+        for the fingerprint), or None for exact search only."""
+        return None
+
     @abstractmethod
     def open(self, snapshot_id: str, dense_weight: float, candidates: int) -> SearchIndex: ...
 

