@@ -23,6 +23,7 @@ rule set rebuilds snapshots instead of silently mixing old and new flags.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -111,10 +112,14 @@ def scan(text: str) -> list[Finding]:
 def hidden_overlap(
     chunk_start: int, chunk_end: int, hidden_spans: Sequence[tuple[int, int]]
 ) -> tuple[int, int] | None:
-    """The first hidden span that overlaps [chunk_start, chunk_end), if any."""
-    for start, end in hidden_spans:
-        if start < chunk_end and end > chunk_start:
-            return start, end
+    """The first hidden span that overlaps [chunk_start, chunk_end), if any.
+
+    The spans are sorted and disjoint (`loaders.extract_html`): a binary search finds the
+    candidate, where a scan of every span for every chunk was quadratic on a page made of
+    many hidden blocks."""
+    i = bisect_right(hidden_spans, chunk_start, key=lambda span: span[1])
+    if i < len(hidden_spans) and hidden_spans[i][0] < chunk_end:
+        return hidden_spans[i]
     return None
 
 

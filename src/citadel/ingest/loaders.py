@@ -11,6 +11,7 @@ import datetime as dt
 import fnmatch
 import hashlib
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from html.parser import HTMLParser
@@ -254,6 +255,7 @@ class ExtractedHtml:
 _BLOCK_TAGS = {"p", "div", "li", "ul", "ol", "br", "tr", "table", "section", "article",
                "header", "footer", "blockquote", "pre", "dd", "dt"}
 _SKIP_TAGS = {"script", "style", "head", "noscript", "template"}
+_HEADING_TAG = re.compile(r"h[1-6]")
 _VOID_TAGS = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
               "param", "source", "track", "wbr"}
 # Inline styles that keep text from a reader. A zero font size is "0" with any unit (or none),
@@ -286,7 +288,10 @@ class _Extractor(HTMLParser):
         self.heading_level = 0
         self.in_title = False
         # Open elements from the outermost hiding one inwards; text is hidden while non-empty.
+        # `hidden_open` counts the stack's tags so that "is this end tag open?" is O(1): a
+        # membership test on the list made deeply nested hidden pages quadratic.
         self.hidden_stack: list[str] = []
+        self.hidden_open: Counter[str] = Counter()
 
     def _flush(self) -> None:
         text = re.sub(r"\s+", " ", "".join(self.current)).strip()
@@ -304,13 +309,13 @@ class _Extractor(HTMLParser):
             self.in_title = True
         if tag not in _VOID_TAGS:
             if self.hidden_stack:
-                self.hidden_stack.append(tag)
+                self._push_hidden(tag)
             elif hides_content(a):
                 self._flush()  # hidden text becomes blocks of its own, never mixed in
-                self.hidden_stack.append(tag)
+                self._push_hidden(tag)
         if tag in _SKIP_TAGS:
             self.skip_depth += 1
-        elif re.fullmatch(r"h[1-6]", tag):
+        elif _HEADING_TAG.fullmatch(tag):
             self._flush()
             self.heading_level = int(tag[1])
         elif tag in _BLOCK_TAGS:
@@ -319,19 +324,27 @@ class _Extractor(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         if tag == "title":
             self.in_title = False
-        if tag in self.hidden_stack:
+        if self.hidden_open[tag]:
+            # Close the innermost open `tag` and every element left open inside it; each
+            # element is pushed and popped once, so the whole page stays linear.
             while self.hidden_stack:
                 if len(self.hidden_stack) == 1:
                     self._flush()  # the hidden region ends: its text is a hidden block
-                if self.hidden_stack.pop() == tag:
+                popped = self.hidden_stack.pop()
+                self.hidden_open[popped] -= 1
+                if popped == tag:
                     break
         if tag in _SKIP_TAGS:
             self.skip_depth = max(0, self.skip_depth - 1)
-        elif re.fullmatch(r"h[1-6]", tag):
+        elif _HEADING_TAG.fullmatch(tag):
             self._flush()
             self.heading_level = 0
         elif tag in _BLOCK_TAGS:
             self._flush()
+
+    def _push_hidden(self, tag: str) -> None:
+        self.hidden_stack.append(tag)
+        self.hidden_open[tag] += 1
 
     def handle_data(self, data: str) -> None:
         if self.in_title:
