@@ -5,6 +5,7 @@ full-size attacks is measured by `benchmarks/ingest_pathological.py`, not assert
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from citadel.ingest.chunking import MAX_CHUNKS, MAX_SECTIONS, ChunkingParams, chunk_document
@@ -59,3 +60,62 @@ def test_document_over_the_chunk_bound_is_refused_with_a_reason(tmp_path: Path):
     assert [(s.path, s.reason) for s in chunked.refused] == [
         ("long.txt", "too many chunks (more than 50; the max_chunks_per_document setting)")]
     assert {c.document_id for c in chunked.chunks} == {"short"}
+
+
+# --- the walk of the ingest root -------------------------------------------------------------
+
+
+def test_symlink_out_of_the_ingest_root_is_not_followed(tmp_path: Path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("root:x:0:0:root:/root:/bin/bash\n")
+    (outside / "folder").mkdir()
+    (outside / "folder" / "more.md").write_text("# More\n\nNot the operator's.\n")
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "faq.md").write_text("# FAQ\n\nRefunds take five days.\n")
+    (kb / "passwd.txt").symlink_to(outside / "secret.txt")
+    (kb / "escape").symlink_to(outside / "folder", target_is_directory=True)
+    (kb / "dangling.md").symlink_to(tmp_path / "nowhere.md")
+    corpus = load_corpus([kb])
+    assert [d.source for d in corpus.documents] == ["faq.md"]
+    assert all("root:x" not in d.text for d in corpus.documents)
+    reasons = {s.path: s.reason for s in corpus.skipped}
+    assert reasons == {
+        "passwd.txt": "symbolic link to outside the ingest root: not followed",
+        "escape": "symbolic link to outside the ingest root: not followed",
+        "dangling.md": "broken symbolic link: not followed",
+    }
+
+
+def test_symlink_inside_the_root_neither_duplicates_nor_loops(tmp_path: Path):
+    kb = tmp_path / "kb"
+    (kb / "policies").mkdir(parents=True)
+    (kb / "policies" / "refunds.md").write_text("# Refunds\n\nRefunds take five days.\n")
+    (kb / "refunds-link.md").symlink_to(kb / "policies" / "refunds.md")
+    (kb / "policies" / "loop").symlink_to(kb, target_is_directory=True)
+    corpus = load_corpus([kb])
+    assert [d.source for d in corpus.documents] == ["policies/refunds.md"]
+    reasons = {s.path: s.reason for s in corpus.skipped}
+    assert set(reasons) == {"refunds-link.md", "policies/loop"}
+    assert reasons["refunds-link.md"].startswith("symbolic link to policies/refunds.md: not")
+
+
+def test_folder_vanishing_during_the_walk_is_skipped_not_fatal(tmp_path: Path, monkeypatch):
+    kb = tmp_path / "kb"
+    for folder in ("a", "gone", "z"):
+        (kb / folder).mkdir(parents=True)
+        (kb / folder / "doc.md").write_text(f"# {folder}\n\nText of {folder}.\n")
+    real_scandir = os.scandir
+
+    def scandir(path="."):
+        # The folder is removed between its parent's listing and its own.
+        if os.fspath(path).endswith("gone"):
+            raise FileNotFoundError(2, "No such file or directory", os.fspath(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    corpus = load_corpus([kb])
+    assert [d.source for d in corpus.documents] == ["a/doc.md", "z/doc.md"]
+    assert [(s.path, s.reason) for s in corpus.skipped] == [
+        ("gone", "folder could not be read: No such file or directory")]

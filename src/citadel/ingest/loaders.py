@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import fnmatch
 import hashlib
+import os
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
@@ -43,18 +44,63 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def discover(paths: Iterable[Path]) -> Iterator[tuple[Path, Path]]:
-    """Yield (file, ingest_root) for every non-hidden file under the given paths, sorted."""
+def discover(paths: Iterable[Path]) -> Iterator[tuple[Path, Path] | Skipped]:
+    """Yield (file, ingest_root) for every non-hidden file under the given paths, sorted, and
+    a `Skipped` for every entry of a folder that is not read (see `walk`). A path given
+    explicitly is the operator's choice and is read even when it is a link."""
     for root in paths:
         if root.is_file():
             yield root, root.parent
         elif root.is_dir():
-            for file in sorted(root.rglob("*")):
-                rel = file.relative_to(root)
-                if file.is_file() and not any(p.startswith(".") for p in rel.parts):
-                    yield file, root
+            for entry in walk(root):
+                yield entry if isinstance(entry, Skipped) else (entry, root)
         else:
             raise FileNotFoundError(f"no such file or directory: {root}")
+
+
+def walk(root: Path) -> list[Path | Skipped]:
+    """The non-hidden regular files under `root`, sorted, then what was left out and why.
+
+    Symbolic links inside the folder are never followed: one pointing outside the ingest
+    root would serve a file the operator never chose (`passwd.txt -> /etc/passwd`), and one
+    pointing inside it would ingest its target twice or loop; the target of an inside link is
+    ingested under its own path anyway. A folder that cannot be listed (removed or made
+    unreadable during the walk) is reported and the walk goes on: one folder must not abort
+    an ingest of thousands of files."""
+    real_root = root.resolve()
+    files: list[Path] = []
+    skipped: list[Skipped] = []
+
+    def rel(path: Path | str) -> str:
+        return Path(path).relative_to(root).as_posix()
+
+    def unreadable(exc: OSError) -> None:
+        where = rel(exc.filename) if exc.filename else "."
+        skipped.append(Skipped(where, f"folder could not be read: {exc.strerror or exc}"))
+
+    for folder, dirs, names in os.walk(root, onerror=unreadable):
+        here = Path(folder)
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))  # hidden folders: never
+        for name in [*dirs, *names]:
+            path = here / name
+            if name.startswith(".") or not path.is_symlink():
+                continue
+            skipped.append(Skipped(rel(path), _link_reason(path, real_root)))
+        files.extend(here / n for n in names
+                     if not n.startswith(".") and not (here / n).is_symlink()
+                     and (here / n).is_file())
+    return [*sorted(files), *sorted(skipped, key=lambda s: s.path)]
+
+
+def _link_reason(link: Path, real_root: Path) -> str:
+    target = Path(os.path.realpath(link))
+    if not target.exists():
+        return "broken symbolic link: not followed"
+    if not target.is_relative_to(real_root):
+        return "symbolic link to outside the ingest root: not followed"
+    inside = target.relative_to(real_root).as_posix()
+    return f"symbolic link to {inside}: not followed (links are never followed; a target " \
+           "inside the ingest root is ingested under its own path)"
 
 
 def load_corpus(paths: Iterable[Path], max_file_bytes: int = 10_000_000,
@@ -63,7 +109,11 @@ def load_corpus(paths: Iterable[Path], max_file_bytes: int = 10_000_000,
     documents: list[Document] = []
     skipped: list[Skipped] = []
     seen_ids: dict[str, str] = {}
-    for file, root in discover(paths):
+    for found in discover(paths):
+        if isinstance(found, Skipped):
+            skipped.append(found)
+            continue
+        file, root = found
         rel = file.relative_to(root).as_posix()
         try:
             doc = load_file(file, rel, max_file_bytes, password_for(passwords or {}, rel))
