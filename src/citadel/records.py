@@ -37,6 +37,10 @@ class Document(Record):
     tenant: str | None = None
     hidden_spans: tuple[tuple[int, int], ...] = Field(
         default=(), description="HTML only: spans of `text` that a browser would not show.")
+    flags: tuple[str, ...] = Field(
+        default=(), description="Why the whole document is suspicious (e.g. an HTML <meta> "
+                                "that tries to set its own authority); every chunk of it is "
+                                "flagged with these reasons.")
     # Paged formats (PDF). Page n (1-based) is text[pages[n-1]:pages[n]] (the last one runs
     # to the end); an empty page starts where the next one does.
     pages: tuple[int, ...] = Field(

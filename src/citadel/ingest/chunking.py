@@ -120,7 +120,7 @@ def chunk_document(doc: Document, params: ChunkingParams = ChunkingParams()) -> 
                 content_sha256=sha256_text(content),
                 **page_fields(doc, span_start, span_end),
             )
-            chunks.append(screen_chunk(chunk, doc.hidden_spans))
+            chunks.append(screen_chunk(chunk, doc.hidden_spans, doc.flags))
     return chunks
 
 

@@ -123,9 +123,12 @@ def hidden_overlap(
     return None
 
 
-def screen_chunk(chunk: Chunk, hidden_spans: Sequence[tuple[int, int]] = ()) -> Chunk:
-    """The chunk, flagged when it carries planted instructions or hidden HTML text."""
-    reasons: list[str] = []
+def screen_chunk(chunk: Chunk, hidden_spans: Sequence[tuple[int, int]] = (),
+                 document_flags: Sequence[str] = ()) -> Chunk:
+    """The chunk, flagged when it carries planted instructions or hidden HTML text, or when
+    its whole document is suspicious (`document_flags`, e.g. a page that tries to set its own
+    authority: nothing on such a page can be trusted to be what it claims)."""
+    reasons: list[str] = list(document_flags)
     span = hidden_overlap(chunk.start, chunk.end, hidden_spans)
     if span is not None:
         lo, hi = max(span[0], chunk.start) - chunk.start, min(span[1], chunk.end) - chunk.start

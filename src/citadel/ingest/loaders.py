@@ -18,6 +18,13 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
+from citadel.ingest.operator_metadata import (
+    SOURCES_FILE,
+    SourceMetadata,
+    apply_metadata,
+    metadata_for,
+    read_sources_file,
+)
 from citadel.records import Document
 
 FORMATS = {
@@ -80,6 +87,8 @@ def walk(root: Path) -> list[Path | Skipped]:
 
     for folder, dirs, names in os.walk(root, onerror=unreadable):
         here = Path(folder)
+        if here == root:
+            names = [n for n in names if n != SOURCES_FILE]  # settings, not a document
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))  # hidden folders: never
         for name in [*dirs, *names]:
             path = here / name
@@ -105,18 +114,24 @@ def _link_reason(link: Path, real_root: Path) -> str:
 
 def load_corpus(paths: Iterable[Path], max_file_bytes: int = 10_000_000,
                 passwords: Mapping[str, str] | None = None) -> LoadedCorpus:
-    """`passwords` maps a PDF's path (relative to its ingest root, or a glob) to its password."""
+    """`passwords` maps a PDF's path (relative to its ingest root, or a glob) to its password.
+    Each ingest root's `citadel-sources.toml` (`operator_metadata`) sets the metadata the
+    operator vouches for; a malformed one is a `ConfigError`."""
     documents: list[Document] = []
     skipped: list[Skipped] = []
     seen_ids: dict[str, str] = {}
+    tables: dict[Path, dict[str, SourceMetadata]] = {}
     for found in discover(paths):
         if isinstance(found, Skipped):
             skipped.append(found)
             continue
         file, root = found
         rel = file.relative_to(root).as_posix()
+        if root not in tables:
+            tables[root] = read_sources_file(root)
         try:
             doc = load_file(file, rel, max_file_bytes, password_for(passwords or {}, rel))
+            doc = apply_metadata(doc, metadata_for(tables[root], rel))
         except LoadError as exc:
             skipped.append(Skipped(rel, str(exc)))
             continue
@@ -174,11 +189,16 @@ def parse_document(decoded: str, source: str, fmt: str) -> Document:
     meta: dict[str, str] = {}
     text = decoded
     hidden_spans: tuple[tuple[int, int], ...] = ()
+    flags: tuple[str, ...] = ()
     if fmt == "markdown":
         meta = parse_front_matter(decoded)
     elif fmt == "html":
         extracted = extract_html(decoded)
-        meta = extracted.meta
+        # A page describes itself (title, category, date) but never vouches for itself.
+        meta = {k: v for k, v in extracted.meta.items() if k in HTML_META}
+        flags = tuple(
+            f"HTML <meta name={name!r}> tries to set {name} to {value[:40]!r}; only the "
+            f"operator sets it" for name, value in extracted.claims)
         text = extracted.text
         hidden_spans = extracted.hidden_spans
         if not text.strip():
@@ -197,6 +217,7 @@ def parse_document(decoded: str, source: str, fmt: str) -> Document:
         supersedes=meta.get("supersedes") or None,
         tenant=meta.get("tenant") or None,
         hidden_spans=hidden_spans,
+        flags=flags,
     )
 
 
@@ -295,16 +316,28 @@ def _humanize(stem: str) -> str:
 # --- HTML ------------------------------------------------------------------------------------
 
 
+# What an HTML page may say about itself, from its <head> only. Authority, supersedes and
+# tenant decide which text wins and whom it is shown to: only the operator sets them.
+HTML_META = frozenset({"title", "category", "effective_date"})
+OPERATOR_META = frozenset({"authority", "supersedes", "tenant"})
+
+
 @dataclass(frozen=True)
 class ExtractedHtml:
     text: str
     meta: dict[str, str]
     hidden_spans: tuple[tuple[int, int], ...] = ()
+    # (name, content) of every <meta> that names an OPERATOR_META field, head or body.
+    claims: tuple[tuple[str, str], ...] = ()
 
 
 _BLOCK_TAGS = {"p", "div", "li", "ul", "ol", "br", "tr", "table", "section", "article",
                "header", "footer", "blockquote", "pre", "dd", "dt"}
 _SKIP_TAGS = {"script", "style", "head", "noscript", "template"}
+# Elements that may stand in <head>; any other start tag (or text) begins the body, as in a
+# browser, so a <meta> after it is body content, not the page's metadata.
+_HEAD_TAGS = {"html", "head", "meta", "title", "link", "base", "script", "style", "noscript",
+              "template"}
 _HEADING_TAG = re.compile(r"h[1-6]")
 _VOID_TAGS = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
               "param", "source", "track", "wbr"}
@@ -334,6 +367,8 @@ class _Extractor(HTMLParser):
         self.blocks: list[tuple[str, bool]] = []
         self.current: list[str] = []
         self.meta: dict[str, str] = {}
+        self.claims: list[tuple[str, str]] = []
+        self.in_body = False
         self.skip_depth = 0
         self.heading_level = 0
         self.in_title = False
@@ -352,10 +387,15 @@ class _Extractor(HTMLParser):
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = dict(attrs)
+        if tag not in _HEAD_TAGS:
+            self.in_body = True
         if tag == "meta":
-            if a.get("name") and a.get("content") is not None:
-                self.meta[a["name"].lower()] = a["content"] or ""
-        elif tag == "title":
+            name, content = (a.get("name") or "").strip().lower(), a.get("content")
+            if name in OPERATOR_META and content is not None:
+                self.claims.append((name, content))
+            elif name and content is not None and not self.in_body:
+                self.meta.setdefault(name, content)  # the first one wins, never a later copy
+        elif tag == "title" and not self.in_body:
             self.in_title = True
         if tag not in _VOID_TAGS:
             if self.hidden_stack:
@@ -374,6 +414,8 @@ class _Extractor(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         if tag == "title":
             self.in_title = False
+        elif tag == "head":
+            self.in_body = True
         if self.hidden_open[tag]:
             # Close the innermost open `tag` and every element left open inside it; each
             # element is pushed and popped once, so the whole page stays linear.
@@ -400,6 +442,8 @@ class _Extractor(HTMLParser):
         if self.in_title:
             self.meta.setdefault("title", data.strip())
         if not self.skip_depth:
+            if data.strip():
+                self.in_body = True  # text outside head elements starts the body
             self.current.append(data)
 
 
@@ -427,4 +471,4 @@ def extract_html(html: str) -> ExtractedHtml:
         parts.append(block)
         offset += len(block)
     return ExtractedHtml(text="".join(parts) + "\n", meta=parser.meta,
-                         hidden_spans=tuple(hidden))
+                         hidden_spans=tuple(hidden), claims=tuple(parser.claims))
