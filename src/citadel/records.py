@@ -161,6 +161,17 @@ class ContextBlock(Record):
 ContextDropReason = Literal["superseded", "suspicious"]
 
 
+ContextNoteReason = Literal["supersession-cycle"]
+
+
+class ContextNote(Record):
+    """A decision of build_context that dropped nothing, and why (recorded in the trace)."""
+
+    document_id: str
+    reason: ContextNoteReason
+    detail: str = ""
+
+
 class ContextDrop(Record):
     """A retrieved chunk kept out of the context, and why (recorded in the trace)."""
 
@@ -238,6 +249,7 @@ class Context(Record):
 
     blocks: tuple[ContextBlock, ...] = ()
     dropped: tuple[ContextDrop, ...] = ()
+    notes: tuple[ContextNote, ...] = ()
     judgement: Judgement | None = None
 
     def get(self, label: str) -> ContextBlock | None:
@@ -406,6 +418,7 @@ class Trace(Record):
     attempts: tuple[GenerationAttempt, ...] = ()
     retry_reason: str | None = None
     context_dropped: tuple[ContextDrop, ...] = ()
+    context_notes: tuple[ContextNote, ...] = ()
     context_weights: dict[str, float] = Field(default_factory=dict)
     judgement: Judgement | None = Field(
         default=None, description="The judgement stage's verdict (its best sentences).")

@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from citadel.answering.context import build_context, superseding_documents
 from citadel.config import ConfigError
 from citadel.ingest.chunking import MAX_CHUNKS, MAX_SECTIONS, ChunkingParams, chunk_document
 from citadel.ingest.loaders import load_corpus, parse_document
 from citadel.ingest.pipeline import chunk_corpus
+from tests.helpers_kb import chunk, ranked
 
 # --- denial of service -----------------------------------------------------------------------
 
@@ -199,3 +201,24 @@ def test_malformed_sources_file_is_a_clear_error(tmp_path: Path):
     with pytest.raises(ConfigError, match=r"citadel-sources.toml: \[sources.'a.md'\]: "
                                           r"authority: Input should be less than or equal"):
         load_corpus([tmp_path])
+
+
+# --- supersession ----------------------------------------------------------------------------
+
+
+def test_documents_superseding_each_other_do_not_knock_each_other_out():
+    a = chunk("policy-a#1", "Refunds within 5 days.", authority=0.8, date="2026-03-01",
+              supersedes="policy-b")
+    b = chunk("policy-b#1", "Refunds within 10 days.", authority=0.8, date="2026-03-01",
+              supersedes="policy-a")
+    old = chunk("policy-2023#1", "Refunds within 30 days.", authority=0.8, date="2023-01-01")
+    c = chunk("policy-c#1", "Refunds within 7 days.", authority=0.8, date="2026-03-01",
+              supersedes="policy-2023")
+    ctx = build_context(ranked(a, b, old, c), 8)
+    assert {blk.chunk.document_id for blk in ctx.blocks} == {"policy-a", "policy-b", "policy-c"}
+    # An edge outside the cycle still supersedes.
+    assert [(d.document_id, d.reason) for d in ctx.dropped] == [("policy-2023", "superseded")]
+    assert [(n.document_id, n.reason) for n in ctx.notes] == [
+        ("policy-b", "supersession-cycle"), ("policy-a", "supersession-cycle")]
+    assert "claims to supersede policy-a" in ctx.notes[0].detail
+    assert superseding_documents([a, b]) == {}
