@@ -15,7 +15,9 @@ from citadel.config import ConfigError
 from citadel.ingest.chunking import MAX_CHUNKS, MAX_SECTIONS, ChunkingParams, chunk_document
 from citadel.ingest.injection import scan, screen_chunk
 from citadel.ingest.loaders import load_corpus, parse_document
-from citadel.ingest.pipeline import chunk_corpus
+from citadel.ingest.pipeline import chunk_corpus, ingest
+from citadel.retrieval.embedders.hashing import HashingEmbedder
+from tests.conftest import hashing_settings
 from tests.helpers_kb import chunk, ranked
 
 # --- denial of service -----------------------------------------------------------------------
@@ -269,3 +271,24 @@ def test_paraphrased_role_and_authority_instructions_are_flagged(text, rule):
 def test_paraphrase_rules_leave_ordinary_support_text_alone(text):
     assert scan(text) == []
 
+
+
+# --- the ingest report -----------------------------------------------------------------------
+
+
+def test_ingest_report_names_every_refused_skipped_and_flagged_file(tmp_path: Path):
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "faq.md").write_text("# FAQ\n\nRefunds take five days.\n")
+    (kb / "reviews.html").write_text(REVIEW_PAGE)
+    (kb / "headings.md").write_text("".join(f"## H{i}\n" for i in range(MAX_SECTIONS + 1)))
+    (tmp_path / "secret.txt").write_text("root:x:0:0\n")
+    (kb / "passwd.txt").symlink_to(tmp_path / "secret.txt")
+    report = ingest([kb], hashing_settings(tmp_path / "home"), embedder=HashingEmbedder(),
+                    progress=False)
+    assert report.documents == 2
+    assert {s.path: s.reason.split(" (")[0] for s in report.skipped} == {
+        "passwd.txt": "symbolic link to outside the ingest root: not followed",
+        "headings.md": "too many sections"}
+    assert report.flagged and {c.split("#")[0] for c, _ in report.flagged} == {"reviews"}
+    assert all("tries to set authority" in reason for _, reason in report.flagged)

@@ -61,6 +61,9 @@ class IngestReport:
     embedded: int = 0
     stage_seconds: dict[str, float] = field(default_factory=dict)
     cached: int = 0
+    # (chunk id, reason) of every chunk flagged by injection screening: indexed, but kept out
+    # of every answer's context (citadel.answering.context).
+    flagged: tuple[tuple[str, str], ...] = ()
 
 
 def index_text(chunk: Chunk) -> str:
@@ -140,7 +143,9 @@ def ingest(
     return IngestReport(snapshot_id, len(documents), len(chunks), skipped,
                         reused=reused, activated=activated,
                         seconds=time.perf_counter() - started, embedded=embedded,
-                        stage_seconds=stage_seconds, cached=cached)
+                        stage_seconds=stage_seconds, cached=cached,
+                        flagged=tuple((c.chunk_id, c.suspicious_reason or "")
+                                      for c in chunks if c.suspicious))
 
 
 def _reusable(catalog: Catalog, backend: Backend, snapshot_id: str) -> bool:
