@@ -63,6 +63,9 @@ class Rule:
     name: str
     reason: str
     pattern: re.Pattern[str]
+    # Lower-case substrings of which every match contains one: tested first (plain `in`,
+    # far cheaper than a case-insensitive regex), they spare most chunks the full pattern.
+    needs: tuple[str, ...] = ()
 
 
 RULES: tuple[Rule, ...] = (
@@ -114,13 +117,15 @@ RULES: tuple[Rule, ...] = (
         rf"|\bas\s+(?:an?|the|your)\s+(?:{_ROLE}|system|developer)\s*,?\s+(?:I\s+(?:hereby\s+)?"
         rf"(?:authori[sz]e|instruct|order|command|permit|allow|require)\b|(?:please\s+)?"
         rf"(?:ignore|disregard|bypass|override|disable|circumvent)\b|(?:please\s+)?{_SHOW}\s+"
-        rf"(?:me\s+|us\s+)?(?:the\s+)?{_OTHERS})", _F)),
+        rf"(?:me\s+|us\s+)?(?:the\s+)?{_OTHERS})", _F),
+        ("admin", "operator", "superuser", "sysadmin", "root", "system", "developer")),
     Rule("others-data", "asks for other customers' data", re.compile(
         rf"{_CLAUSE}{_SHOW}\s+(?:me\s+|us\s+)?(?:the\s+)?{_OTHERS}\s*(?:\w+\s+){{0,2}}?"
         rf"{_PRIVATE}\b"
         rf"|\byou\s+(?:can|may|should|must|will|are\s+(?:now\s+)?(?:allowed|authori[sz]ed|"
         rf"permitted)\s+to)\s+(?:now\s+|also\s+|freely\s+)?{_SHOW}\s+(?:me\s+|us\s+)?"
-        rf"(?:the\s+)?{_OTHERS}", _F)),
+        rf"(?:the\s+)?{_OTHERS}", _F),
+        ("other", "all", "every", "each", "any", "someone")),
     Rule("instructs-assistant", "gives orders to an AI assistant", re.compile(
         rf"\bif\s+you\s+are\s+(?:an?\s+)?{_AI}\b"
         rf"|\b(?:any|all|every)\s+{_AI}\s+(?:reading|processing|summari[sz]ing|seeing)\b"
@@ -129,12 +134,13 @@ RULES: tuple[Rule, ...] = (
         rf"allowed\s+to|authori[sz]ed\s+to|permitted\s+to)|needs\s+to|has\s+to|may\s+now|"
         rf"can\s+now)\s+(?:now\s+|always\s+|also\s+)?(?:ignore|disregard|override|bypass|"
         rf"reveal|disclose|show|share|list|approve|grant|authori[sz]e|waive|issue|treat|trust|"
-        rf"obey|give)\b", _F)),
+        rf"obey|give)\b", _F),
+        ("ai", "assistant", "bot", "llm", "language", "gpt", "claude")),
     Rule("policy-override", "tells the reader to set policies or safeguards aside", re.compile(
         rf"{_CLAUSE}(?:ignore|disregard|bypass|override|circumvent|set\s+aside)\s+{_RULES}"
         rf"|\byou\s+(?:can|may|are\s+(?:now\s+)?(?:allowed|authori[sz]ed|permitted|free|"
         rf"cleared)\s+to)\s+(?:safely\s+)?(?:ignore|disregard|bypass|set\s+aside)\s+{_RULES}",
-        _F)),
+        _F), ("ignore", "disregard", "bypass", "override", "circumvent", "aside")),
     Rule("exfiltrate", "asks for the assistant's instructions", re.compile(
         r"\b(?:reveal|print|show|repeat|output)\s+(?:your|the)\s+(?:system\s+prompt|"
         r"(?:hidden|initial|original)\s+(?:prompt|instructions)|instructions)\b", _F)),
@@ -152,9 +158,11 @@ class Finding:
 
 def scan(text: str) -> list[Finding]:
     """Every rule match in `text`, in order of position."""
+    lower = text.lower()
     findings = [
         Finding(rule.name, rule.reason, m.start(), m.end(), _excerpt(text, m.start(), m.end()))
         for rule in RULES
+        if not rule.needs or any(word in lower for word in rule.needs)
         for m in rule.pattern.finditer(text)
     ]
     return sorted(findings, key=lambda f: (f.start, f.rule))
