@@ -31,7 +31,8 @@ def nested_hidden_html(depth: int) -> str:
 
 
 def heading_html(count: int) -> str:
-    return "<html><body>" + "".join(f"<h2>H{i}</h2>" for i in range(count)) + "</body></html>"
+    # A word under each heading: every section would be a chunk of its own.
+    return "<html><body>" + "".join(f"<h2>{i}</h2>x" for i in range(count)) + "</body></html>"
 
 
 def test_pathological_files_are_parsed_correctly_and_bounded():
@@ -45,7 +46,7 @@ def test_pathological_files_are_parsed_correctly_and_bounded():
     assert nested.hidden_spans == ((0, nested.text.index("\n\n## Refunds")),)
 
     many_html = parse_document(heading_html(60_000), "headings.html", "html")
-    many_md = parse_document("".join(f"## H{i}\n" for i in range(300_000)), "headings.md",
+    many_md = parse_document("".join(f"## H{i}\nx\n" for i in range(300_000)), "headings.md",
                              "markdown")
     chunked = chunk_corpus([nested, many_html, many_md], ChunkingParams())
     assert [d.source for d in chunked.documents] == ["nested.html"]
@@ -281,7 +282,7 @@ def test_ingest_report_names_every_refused_skipped_and_flagged_file(tmp_path: Pa
     kb.mkdir()
     (kb / "faq.md").write_text("# FAQ\n\nRefunds take five days.\n")
     (kb / "reviews.html").write_text(REVIEW_PAGE)
-    (kb / "headings.md").write_text("".join(f"## H{i}\n" for i in range(MAX_SECTIONS + 1)))
+    (kb / "headings.md").write_text("".join(f"## H{i}\nx\n" for i in range(MAX_SECTIONS + 1)))
     (tmp_path / "secret.txt").write_text("root:x:0:0\n")
     (kb / "passwd.txt").symlink_to(tmp_path / "secret.txt")
     report = ingest([kb], hashing_settings(tmp_path / "home"), embedder=HashingEmbedder(),
