@@ -66,6 +66,15 @@ class Settings(BaseModel):
     chunk_size: int = Field(default=800, ge=100, le=20_000, description="Max chunk chars.")
     chunk_overlap: int = Field(default=120, ge=0, le=5_000)
     max_file_bytes: int = Field(default=10_000_000, ge=1)
+    # Per-document bounds (not in the fingerprint: they refuse a document, never reshape one).
+    max_sections_per_document: int = Field(
+        default=5_000, ge=1,
+        description="A document with more headings-delimited sections is refused (reported "
+                    "as skipped).")
+    max_chunks_per_document: int = Field(
+        default=20_000, ge=1,
+        description="A document that would make more chunks is refused (reported as "
+                    "skipped); 20,000 chunks hold a 10 MB text at the default chunk size.")
     pdf_passwords: dict[str, SecretStr] = Field(
         default_factory=dict,
         description="Passwords of encrypted PDFs: a [pdf_passwords] table mapping a file's path "

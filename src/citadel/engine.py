@@ -277,7 +277,7 @@ class Engine:
             )
         trace.fields.update(
             context_labels=context.labels, citations_available=bool(context.blocks),
-            context_dropped=context.dropped,
+            context_dropped=context.dropped, context_notes=context.notes,
             context_weights={"authority_weight": self.settings.authority_weight,
                              "freshness_weight": self.settings.freshness_weight,
                              "conflict_authority_gap": self.settings.conflict_authority_gap},

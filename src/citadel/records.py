@@ -37,6 +37,10 @@ class Document(Record):
     tenant: str | None = None
     hidden_spans: tuple[tuple[int, int], ...] = Field(
         default=(), description="HTML only: spans of `text` that a browser would not show.")
+    flags: tuple[str, ...] = Field(
+        default=(), description="Why the whole document is suspicious (e.g. an HTML <meta> "
+                                "that tries to set its own authority); every chunk of it is "
+                                "flagged with these reasons.")
     # Paged formats (PDF). Page n (1-based) is text[pages[n-1]:pages[n]] (the last one runs
     # to the end); an empty page starts where the next one does.
     pages: tuple[int, ...] = Field(
@@ -157,6 +161,17 @@ class ContextBlock(Record):
 ContextDropReason = Literal["superseded", "suspicious"]
 
 
+ContextNoteReason = Literal["supersession-cycle"]
+
+
+class ContextNote(Record):
+    """A decision of build_context that dropped nothing, and why (recorded in the trace)."""
+
+    document_id: str
+    reason: ContextNoteReason
+    detail: str = ""
+
+
 class ContextDrop(Record):
     """A retrieved chunk kept out of the context, and why (recorded in the trace)."""
 
@@ -234,6 +249,7 @@ class Context(Record):
 
     blocks: tuple[ContextBlock, ...] = ()
     dropped: tuple[ContextDrop, ...] = ()
+    notes: tuple[ContextNote, ...] = ()
     judgement: Judgement | None = None
 
     def get(self, label: str) -> ContextBlock | None:
@@ -402,6 +418,7 @@ class Trace(Record):
     attempts: tuple[GenerationAttempt, ...] = ()
     retry_reason: str | None = None
     context_dropped: tuple[ContextDrop, ...] = ()
+    context_notes: tuple[ContextNote, ...] = ()
     context_weights: dict[str, float] = Field(default_factory=dict)
     judgement: Judgement | None = Field(
         default=None, description="The judgement stage's verdict (its best sentences).")

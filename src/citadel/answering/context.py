@@ -8,6 +8,10 @@ Two kinds of retrieved chunk never enter the context, and each one kept out is r
 * **superseded**: its document is named in the `supersedes` field of another document among
   this request's candidates, one at least as authoritative and not older. The guard keeps a
   low-authority page from knocking the current policy out by claiming to replace it.
+
+Supersession claims that form a cycle (A supersedes B and B supersedes A) are ignored: both
+documents stay candidates, and each ignored claim is recorded (`Context.notes`, copied to the
+trace) instead of a drop. See `cyclic_claims` for why that is the honest rule.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 
-from citadel.records import Chunk, Context, ContextBlock, ContextDrop, RankedChunk
+from citadel.records import Chunk, Context, ContextBlock, ContextDrop, ContextNote, RankedChunk
 from citadel.text.quotes import normalize
 
 
@@ -40,13 +44,14 @@ def freshness_scores(chunks: Sequence[Chunk]) -> dict[str, float]:
     return {doc: 0.0 if d is None else (d - lo).days / span for doc, d in dates.items()}
 
 
-def superseding_documents(chunks: Sequence[Chunk]) -> dict[str, str]:
-    """{superseded document id: the candidate document that supersedes it}."""
+def supersession_claims(chunks: Sequence[Chunk]) -> dict[str, list[str]]:
+    """{document id: the candidate documents that claim to supersede it and pass the guard
+    (at least as authoritative, not older)}, in candidate order."""
     best: dict[str, tuple[float, dt.date]] = {}
     for c in chunks:
         a, d = best.get(c.document_id, (0.0, dt.date.min))
         best[c.document_id] = (max(a, c.authority), max(d, c.effective_date or dt.date.min))
-    out: dict[str, str] = {}
+    claims: dict[str, list[str]] = {}
     for c in chunks:
         old = c.supersedes
         if not old or old == c.document_id or old not in best:
@@ -54,8 +59,52 @@ def superseding_documents(chunks: Sequence[Chunk]) -> dict[str, str]:
         authority, date = best[c.document_id]
         old_authority, old_date = best[old]
         if authority >= old_authority and date >= old_date:
-            out.setdefault(old, c.document_id)
+            successors = claims.setdefault(old, [])
+            if c.document_id not in successors:
+                successors.append(c.document_id)
+    return claims
+
+
+def cyclic_claims(claims: dict[str, list[str]]) -> set[tuple[str, str]]:
+    """The (superseded, superseding) claims that lie on a cycle: A supersedes B, B supersedes
+    A (or a longer ring). The guard lets a cycle through only among documents of equal
+    authority and equal date, where nothing says which one is current, so such claims are
+    ignored rather than letting the documents knock each other out. A claim old <- new is on
+    a cycle when old supersedes, directly or through others, new."""
+    def reaches(start: str, goal: str) -> bool:
+        seen, todo = {start}, [start]
+        while todo:
+            for nxt in claims.get(todo.pop(), ()):
+                if nxt == goal:
+                    return True
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return False
+
+    return {(old, new) for old, news in claims.items() for new in news if reaches(new, old)}
+
+
+def superseding_documents(chunks: Sequence[Chunk]) -> dict[str, str]:
+    """{superseded document id: the candidate document that supersedes it}; claims on a
+    supersession cycle (`cyclic_claims`) supersede nothing."""
+    claims = supersession_claims(chunks)
+    cyclic = cyclic_claims(claims)
+    out: dict[str, str] = {}
+    for old, news in claims.items():
+        new = next((n for n in news if (old, n) not in cyclic), None)
+        if new is not None:
+            out[old] = new
     return out
+
+
+def supersession_notes(chunks: Sequence[Chunk]) -> list[ContextNote]:
+    """One note per claim ignored because it lies on a supersession cycle."""
+    cyclic = cyclic_claims(supersession_claims(chunks))
+    return [ContextNote(document_id=new, reason="supersession-cycle",
+                        detail=f"claims to supersede {old}, which supersedes it in turn "
+                               "(a cycle): the claim is ignored and neither is dropped for it")
+            for old, new in sorted(cyclic)]
 
 
 def build_context(
@@ -103,4 +152,5 @@ def build_context(
         blocks.append(ContextBlock(label=f"S{len(blocks) + 1}", ranked=r))
         if len(blocks) >= max_chunks:
             break
-    return Context(blocks=tuple(blocks), dropped=tuple(dropped))
+    return Context(blocks=tuple(blocks), dropped=tuple(dropped),
+                   notes=tuple(supersession_notes(chunks)))

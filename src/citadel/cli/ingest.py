@@ -30,6 +30,8 @@ def ingest(paths: tuple[Path, ...], no_activate: bool, quiet: bool) -> None:
         raise
     for skip in report.skipped:
         click.echo(f"skipped {skip.path}: {skip.reason}", err=True)
+    for chunk_id, reason in report.flagged:
+        click.echo(f"flagged {chunk_id} (kept out of answers): {reason}", err=True)
     verb = "reused" if report.reused else "built"
     click.echo(
         f"{verb} snapshot {report.snapshot_id}: {report.documents} documents, "

@@ -17,10 +17,24 @@ CHUNKER_VERSION = "sections-sentences-v1"
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$", re.M)
 
 
+MAX_SECTIONS = 5_000
+MAX_CHUNKS = 20_000
+
+
+class DocumentTooLarge(ValueError):
+    """A document over a per-document bound: it is refused whole (never half-indexed), and
+    the message is the reason the ingest report shows."""
+
+
 @dataclass(frozen=True)
 class ChunkingParams:
     size: int = 800
     overlap: int = 120
+    # Bounds against pathological files (hundreds of thousands of headings cost gigabytes of
+    # chunks). They refuse a whole document and never change a kept one's chunks, so they
+    # are not part of the fingerprint: the refused document is simply not in the corpus.
+    max_sections: int = MAX_SECTIONS
+    max_chunks: int = MAX_CHUNKS
 
     def fingerprint(self) -> dict[str, object]:
         # The injection rules decide each chunk's `suspicious` flag: a new rule set is a new
@@ -29,13 +43,22 @@ class ChunkingParams:
                 "screening": RULES_VERSION}
 
 
-def sections(doc: Document) -> list[tuple[str, int, int]]:
-    """(section name, body start, body end) for each heading-delimited region."""
+def sections(doc: Document, max_sections: int | None = None) -> list[tuple[str, int, int]]:
+    """(section name, body start, body end) for each heading-delimited region; more than
+    `max_sections` of them raises `DocumentTooLarge` before they are all collected."""
     if doc.format == "pdf":
-        return _outline_sections(doc)
+        regions = _outline_sections(doc)
+        if max_sections is not None and len(regions) > max_sections:
+            raise _too_many("sections", max_sections, "max_sections_per_document")
+        return regions
     text = doc.text
     begin = body_start(text, doc.format)
-    headings = [] if doc.format == "text" else list(_HEADING.finditer(text, begin))
+    headings: list[re.Match[str]] = []
+    if doc.format != "text":
+        for h in _HEADING.finditer(text, begin):
+            headings.append(h)
+            if max_sections is not None and len(headings) > max_sections:
+                raise _too_many("sections", max_sections, "max_sections_per_document")
     regions: list[tuple[str, int, int]] = []
     if not headings or headings[0].start() > begin:
         first_end = headings[0].start() if headings else len(text)
@@ -43,7 +66,13 @@ def sections(doc: Document) -> list[tuple[str, int, int]]:
     for i, h in enumerate(headings):
         end = headings[i + 1].start() if i + 1 < len(headings) else len(text)
         regions.append((h.group(2).strip(), h.end(), end))
+    if max_sections is not None and len(regions) > max_sections:
+        raise _too_many("sections", max_sections, "max_sections_per_document")
     return regions
+
+
+def _too_many(what: str, limit: int, setting: str) -> DocumentTooLarge:
+    return DocumentTooLarge(f"too many {what} (more than {limit:,}; the {setting} setting)")
 
 
 def _outline_sections(doc: Document) -> list[tuple[str, int, int]]:
@@ -64,10 +93,15 @@ def page_fields(doc: Document, start: int, end: int) -> dict[str, object]:
 
 
 def chunk_document(doc: Document, params: ChunkingParams = ChunkingParams()) -> list[Chunk]:
+    """The document's chunks; `DocumentTooLarge` past `params.max_sections` sections or
+    `params.max_chunks` chunks (raised as soon as the bound is crossed, so a pathological
+    file costs no more than the bound)."""
     chunks: list[Chunk] = []
-    for section, start, end in sections(doc):
+    for section, start, end in sections(doc, params.max_sections):
         units = list(_split_long(sentence_spans(doc.text, start, end), params.size))
         for span_start, span_end in _pack(units, params):
+            if len(chunks) >= params.max_chunks:
+                raise _too_many("chunks", params.max_chunks, "max_chunks_per_document")
             content = doc.text[span_start:span_end]
             chunk = Chunk(
                 chunk_id=f"{doc.document_id}#{len(chunks) + 1}",
@@ -86,7 +120,7 @@ def chunk_document(doc: Document, params: ChunkingParams = ChunkingParams()) -> 
                 content_sha256=sha256_text(content),
                 **page_fields(doc, span_start, span_end),
             )
-            chunks.append(screen_chunk(chunk, doc.hidden_spans))
+            chunks.append(screen_chunk(chunk, doc.hidden_spans, doc.flags))
     return chunks
 
 

@@ -10,12 +10,21 @@ from __future__ import annotations
 import datetime as dt
 import fnmatch
 import hashlib
+import os
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
+from citadel.ingest.operator_metadata import (
+    SOURCES_FILE,
+    SourceMetadata,
+    apply_metadata,
+    metadata_for,
+    read_sources_file,
+)
 from citadel.records import Document
 
 FORMATS = {
@@ -42,30 +51,87 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def discover(paths: Iterable[Path]) -> Iterator[tuple[Path, Path]]:
-    """Yield (file, ingest_root) for every non-hidden file under the given paths, sorted."""
+def discover(paths: Iterable[Path]) -> Iterator[tuple[Path, Path] | Skipped]:
+    """Yield (file, ingest_root) for every non-hidden file under the given paths, sorted, and
+    a `Skipped` for every entry of a folder that is not read (see `walk`). A path given
+    explicitly is the operator's choice and is read even when it is a link."""
     for root in paths:
         if root.is_file():
             yield root, root.parent
         elif root.is_dir():
-            for file in sorted(root.rglob("*")):
-                rel = file.relative_to(root)
-                if file.is_file() and not any(p.startswith(".") for p in rel.parts):
-                    yield file, root
+            for entry in walk(root):
+                yield entry if isinstance(entry, Skipped) else (entry, root)
         else:
             raise FileNotFoundError(f"no such file or directory: {root}")
 
 
+def walk(root: Path) -> list[Path | Skipped]:
+    """The non-hidden regular files under `root`, sorted, then what was left out and why.
+
+    Symbolic links inside the folder are never followed: one pointing outside the ingest
+    root would serve a file the operator never chose (`passwd.txt -> /etc/passwd`), and one
+    pointing inside it would ingest its target twice or loop; the target of an inside link is
+    ingested under its own path anyway. A folder that cannot be listed (removed or made
+    unreadable during the walk) is reported and the walk goes on: one folder must not abort
+    an ingest of thousands of files."""
+    real_root = root.resolve()
+    files: list[Path] = []
+    skipped: list[Skipped] = []
+
+    def rel(path: Path | str) -> str:
+        return Path(path).relative_to(root).as_posix()
+
+    def unreadable(exc: OSError) -> None:
+        where = rel(exc.filename) if exc.filename else "."
+        skipped.append(Skipped(where, f"folder could not be read: {exc.strerror or exc}"))
+
+    for folder, dirs, names in os.walk(root, onerror=unreadable):
+        here = Path(folder)
+        if here == root:
+            names = [n for n in names if n != SOURCES_FILE]  # settings, not a document
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))  # hidden folders: never
+        for name in [*dirs, *names]:
+            path = here / name
+            if name.startswith(".") or not path.is_symlink():
+                continue
+            skipped.append(Skipped(rel(path), _link_reason(path, real_root)))
+        files.extend(here / n for n in names
+                     if not n.startswith(".") and not (here / n).is_symlink()
+                     and (here / n).is_file())
+    return [*sorted(files), *sorted(skipped, key=lambda s: s.path)]
+
+
+def _link_reason(link: Path, real_root: Path) -> str:
+    target = Path(os.path.realpath(link))
+    if not target.exists():
+        return "broken symbolic link: not followed"
+    if not target.is_relative_to(real_root):
+        return "symbolic link to outside the ingest root: not followed"
+    inside = target.relative_to(real_root).as_posix()
+    return f"symbolic link to {inside}: not followed (links are never followed; a target " \
+           "inside the ingest root is ingested under its own path)"
+
+
 def load_corpus(paths: Iterable[Path], max_file_bytes: int = 10_000_000,
                 passwords: Mapping[str, str] | None = None) -> LoadedCorpus:
-    """`passwords` maps a PDF's path (relative to its ingest root, or a glob) to its password."""
+    """`passwords` maps a PDF's path (relative to its ingest root, or a glob) to its password.
+    Each ingest root's `citadel-sources.toml` (`operator_metadata`) sets the metadata the
+    operator vouches for; a malformed one is a `ConfigError`."""
     documents: list[Document] = []
     skipped: list[Skipped] = []
     seen_ids: dict[str, str] = {}
-    for file, root in discover(paths):
+    tables: dict[Path, dict[str, SourceMetadata]] = {}
+    for found in discover(paths):
+        if isinstance(found, Skipped):
+            skipped.append(found)
+            continue
+        file, root = found
         rel = file.relative_to(root).as_posix()
+        if root not in tables:
+            tables[root] = read_sources_file(root)
         try:
             doc = load_file(file, rel, max_file_bytes, password_for(passwords or {}, rel))
+            doc = apply_metadata(doc, metadata_for(tables[root], rel))
         except LoadError as exc:
             skipped.append(Skipped(rel, str(exc)))
             continue
@@ -123,11 +189,16 @@ def parse_document(decoded: str, source: str, fmt: str) -> Document:
     meta: dict[str, str] = {}
     text = decoded
     hidden_spans: tuple[tuple[int, int], ...] = ()
+    flags: tuple[str, ...] = ()
     if fmt == "markdown":
         meta = parse_front_matter(decoded)
     elif fmt == "html":
         extracted = extract_html(decoded)
-        meta = extracted.meta
+        # A page describes itself (title, category, date) but never vouches for itself.
+        meta = {k: v for k, v in extracted.meta.items() if k in HTML_META}
+        flags = tuple(
+            f"HTML <meta name={name!r}> tries to set {name} to {value[:40]!r}; only the "
+            f"operator sets it" for name, value in extracted.claims)
         text = extracted.text
         hidden_spans = extracted.hidden_spans
         if not text.strip():
@@ -146,6 +217,7 @@ def parse_document(decoded: str, source: str, fmt: str) -> Document:
         supersedes=meta.get("supersedes") or None,
         tenant=meta.get("tenant") or None,
         hidden_spans=hidden_spans,
+        flags=flags,
     )
 
 
@@ -244,16 +316,29 @@ def _humanize(stem: str) -> str:
 # --- HTML ------------------------------------------------------------------------------------
 
 
+# What an HTML page may say about itself, from its <head> only. Authority, supersedes and
+# tenant decide which text wins and whom it is shown to: only the operator sets them.
+HTML_META = frozenset({"title", "category", "effective_date"})
+OPERATOR_META = frozenset({"authority", "supersedes", "tenant"})
+
+
 @dataclass(frozen=True)
 class ExtractedHtml:
     text: str
     meta: dict[str, str]
     hidden_spans: tuple[tuple[int, int], ...] = ()
+    # (name, content) of every <meta> that names an OPERATOR_META field, head or body.
+    claims: tuple[tuple[str, str], ...] = ()
 
 
 _BLOCK_TAGS = {"p", "div", "li", "ul", "ol", "br", "tr", "table", "section", "article",
                "header", "footer", "blockquote", "pre", "dd", "dt"}
 _SKIP_TAGS = {"script", "style", "head", "noscript", "template"}
+# Elements that may stand in <head>; any other start tag (or text) begins the body, as in a
+# browser, so a <meta> after it is body content, not the page's metadata.
+_HEAD_TAGS = {"html", "head", "meta", "title", "link", "base", "script", "style", "noscript",
+              "template"}
+_HEADING_TAG = re.compile(r"h[1-6]")
 _VOID_TAGS = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
               "param", "source", "track", "wbr"}
 # Inline styles that keep text from a reader. A zero font size is "0" with any unit (or none),
@@ -282,11 +367,16 @@ class _Extractor(HTMLParser):
         self.blocks: list[tuple[str, bool]] = []
         self.current: list[str] = []
         self.meta: dict[str, str] = {}
+        self.claims: list[tuple[str, str]] = []
+        self.in_body = False
         self.skip_depth = 0
         self.heading_level = 0
         self.in_title = False
         # Open elements from the outermost hiding one inwards; text is hidden while non-empty.
+        # `hidden_open` counts the stack's tags so that "is this end tag open?" is O(1): a
+        # membership test on the list made deeply nested hidden pages quadratic.
         self.hidden_stack: list[str] = []
+        self.hidden_open: Counter[str] = Counter()
 
     def _flush(self) -> None:
         text = re.sub(r"\s+", " ", "".join(self.current)).strip()
@@ -297,20 +387,25 @@ class _Extractor(HTMLParser):
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = dict(attrs)
+        if tag not in _HEAD_TAGS:
+            self.in_body = True
         if tag == "meta":
-            if a.get("name") and a.get("content") is not None:
-                self.meta[a["name"].lower()] = a["content"] or ""
-        elif tag == "title":
+            name, content = (a.get("name") or "").strip().lower(), a.get("content")
+            if name in OPERATOR_META and content is not None:
+                self.claims.append((name, content))
+            elif name and content is not None and not self.in_body:
+                self.meta.setdefault(name, content)  # the first one wins, never a later copy
+        elif tag == "title" and not self.in_body:
             self.in_title = True
         if tag not in _VOID_TAGS:
             if self.hidden_stack:
-                self.hidden_stack.append(tag)
+                self._push_hidden(tag)
             elif hides_content(a):
                 self._flush()  # hidden text becomes blocks of its own, never mixed in
-                self.hidden_stack.append(tag)
+                self._push_hidden(tag)
         if tag in _SKIP_TAGS:
             self.skip_depth += 1
-        elif re.fullmatch(r"h[1-6]", tag):
+        elif _HEADING_TAG.fullmatch(tag):
             self._flush()
             self.heading_level = int(tag[1])
         elif tag in _BLOCK_TAGS:
@@ -319,24 +414,36 @@ class _Extractor(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         if tag == "title":
             self.in_title = False
-        if tag in self.hidden_stack:
+        elif tag == "head":
+            self.in_body = True
+        if self.hidden_open[tag]:
+            # Close the innermost open `tag` and every element left open inside it; each
+            # element is pushed and popped once, so the whole page stays linear.
             while self.hidden_stack:
                 if len(self.hidden_stack) == 1:
                     self._flush()  # the hidden region ends: its text is a hidden block
-                if self.hidden_stack.pop() == tag:
+                popped = self.hidden_stack.pop()
+                self.hidden_open[popped] -= 1
+                if popped == tag:
                     break
         if tag in _SKIP_TAGS:
             self.skip_depth = max(0, self.skip_depth - 1)
-        elif re.fullmatch(r"h[1-6]", tag):
+        elif _HEADING_TAG.fullmatch(tag):
             self._flush()
             self.heading_level = 0
         elif tag in _BLOCK_TAGS:
             self._flush()
 
+    def _push_hidden(self, tag: str) -> None:
+        self.hidden_stack.append(tag)
+        self.hidden_open[tag] += 1
+
     def handle_data(self, data: str) -> None:
         if self.in_title:
             self.meta.setdefault("title", data.strip())
         if not self.skip_depth:
+            if data.strip():
+                self.in_body = True  # text outside head elements starts the body
             self.current.append(data)
 
 
@@ -364,4 +471,4 @@ def extract_html(html: str) -> ExtractedHtml:
         parts.append(block)
         offset += len(block)
     return ExtractedHtml(text="".join(parts) + "\n", meta=parser.meta,
-                         hidden_spans=tuple(hidden))
+                         hidden_spans=tuple(hidden), claims=tuple(parser.claims))

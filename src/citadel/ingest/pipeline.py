@@ -19,7 +19,7 @@ from tqdm import tqdm
 
 from citadel.config import Settings
 from citadel.ingest.analysis import analyse_chunks
-from citadel.ingest.chunking import ChunkingParams, chunk_document
+from citadel.ingest.chunking import ChunkingParams, DocumentTooLarge, chunk_document
 from citadel.ingest.embedding_cache import EmbeddingCache, embed_cached
 from citadel.ingest.loaders import Skipped, load_corpus
 from citadel.knowledge.build_lock import build_lock, builder_identity
@@ -61,6 +61,9 @@ class IngestReport:
     embedded: int = 0
     stage_seconds: dict[str, float] = field(default_factory=dict)
     cached: int = 0
+    # (chunk id, reason) of every chunk flagged by injection screening: indexed, but kept out
+    # of every answer's context (citadel.answering.context).
+    flagged: tuple[tuple[str, str], ...] = ()
 
 
 def index_text(chunk: Chunk) -> str:
@@ -105,13 +108,17 @@ def ingest(
     analyser = analyser or Analyser()
     backend = backend or get_backend(settings)
     catalog = Catalog(settings.home)
-    params = ChunkingParams(settings.chunk_size, settings.chunk_overlap)
+    params = ChunkingParams(settings.chunk_size, settings.chunk_overlap,
+                            settings.max_sections_per_document,
+                            settings.max_chunks_per_document)
 
     stage("chunk")
-    chunks = chunk_documents(corpus.documents, params)
+    chunked = chunk_corpus(corpus.documents, params)
+    documents, chunks = chunked.documents, list(chunked.chunks)
+    skipped = corpus.skipped + chunked.refused
     if not chunks:
-        raise IngestError("the files contain no text to index", corpus.skipped)
-    fp = fingerprint(list(corpus.documents), embedder, params, backend.lexical_semantics,
+        raise IngestError("the files contain no text to index", skipped)
+    fp = fingerprint(list(documents), embedder, params, backend.lexical_semantics,
                      analyser.identity(), backend.dense_index(len(chunks)))
     snapshot_id = fp.snapshot_id
 
@@ -123,7 +130,7 @@ def ingest(
             reused = _reusable(catalog, backend, snapshot_id)
             if not reused:
                 embedded, cached = _build(
-                    snapshot_id, fp, corpus.documents, chunks, settings, embedder, analyser,
+                    snapshot_id, fp, documents, chunks, settings, embedder, analyser,
                     backend, catalog, cache or EmbeddingCache.for_home(settings.home),
                     progress, stage,
                 )
@@ -133,10 +140,12 @@ def ingest(
     names = list(marks)
     stage_seconds = {a: round(marks[b] - marks[a], 4) for a, b in zip(names, names[1:],
                                                                        strict=False)}
-    return IngestReport(snapshot_id, len(corpus.documents), len(chunks), corpus.skipped,
+    return IngestReport(snapshot_id, len(documents), len(chunks), skipped,
                         reused=reused, activated=activated,
                         seconds=time.perf_counter() - started, embedded=embedded,
-                        stage_seconds=stage_seconds, cached=cached)
+                        stage_seconds=stage_seconds, cached=cached,
+                        flagged=tuple((c.chunk_id, c.suspicious_reason or "")
+                                      for c in chunks if c.suspicious))
 
 
 def _reusable(catalog: Catalog, backend: Backend, snapshot_id: str) -> bool:
@@ -199,14 +208,40 @@ def _build(
     return embedded, len(chunks) - embedded
 
 
-def chunk_documents(documents: Sequence[Document], params: ChunkingParams) -> list[Chunk]:
+@dataclass(frozen=True)
+class ChunkedCorpus:
+    documents: tuple[Document, ...]
+    chunks: tuple[Chunk, ...]
+    refused: tuple[Skipped, ...]
+
+
+def chunk_corpus(documents: Sequence[Document], params: ChunkingParams) -> ChunkedCorpus:
+    """Chunk every document; one over a per-document bound (`DocumentTooLarge`) is left out
+    with its reason, never a crash and never half-indexed."""
+    kept: list[Document] = []
     chunks: list[Chunk] = []
+    refused: list[Skipped] = []
     for doc in documents:
-        for chunk in chunk_document(doc, params):
+        try:
+            doc_chunks = chunk_document(doc, params)
+        except DocumentTooLarge as exc:
+            refused.append(Skipped(doc.source, str(exc)))
+            continue
+        for chunk in doc_chunks:
             if doc.text[chunk.start : chunk.end] != chunk.content:
                 raise IngestError(f"offsets do not round-trip for {chunk.chunk_id}")
-            chunks.append(chunk)
-    return chunks
+        kept.append(doc)
+        chunks.extend(doc_chunks)
+    return ChunkedCorpus(tuple(kept), tuple(chunks), tuple(refused))
+
+
+def chunk_documents(documents: Sequence[Document], params: ChunkingParams) -> list[Chunk]:
+    """Every chunk of these documents; a document over a bound is an `IngestError`."""
+    chunked = chunk_corpus(documents, params)
+    if chunked.refused:
+        raise IngestError(f"{chunked.refused[0].path}: {chunked.refused[0].reason}",
+                          chunked.refused)
+    return list(chunked.chunks)
 
 
 def embed_all(embedder: Embedder, texts: list[str], progress: bool) -> np.ndarray:

@@ -36,7 +36,10 @@ from citadel.text.analysis import analyser_identity
 # (page_start, page_end, page_breaks), which citations name.
 # 4: chunks carry their language analysis (`Chunk.analysis`: sentences, entities, candidate
 # answer spans), and the analyser's identity is part of the fingerprint.
-KNOWLEDGE_SCHEMA_VERSION = 4
+# 5: documents carry document-level screening flags (`Document.flags`: an HTML <meta> that
+# tries to set authority, supersedes or tenant), and authority/supersedes/tenant come only
+# from Markdown front matter or the operator's citadel-sources.toml, never from HTML.
+KNOWLEDGE_SCHEMA_VERSION = 5
 MANIFEST_FORMAT = "citadel-snapshot-manifest/1"
 DENSE_SCHEMA = {"dtype": "float32", "metric": "cosine", "normalised": True}
 SPARSE_SCHEMA = {"kind": "bm25-terms", "version": 1}
