@@ -70,68 +70,53 @@ class EmbeddingCache:
         finally:
             conn.close()
 
-    def get_many(self, embedder: str, keys: Sequence[str], dimension: int) -> dict[str, np.ndarray]:
-        found: dict[str, np.ndarray] = {}
-        width = dimension * 4
+    def _rows(self, sql: str, owner: str, keys: Sequence[str]) -> list[tuple[str, bytes]]:
+        """`sql` (with `{marks}` for the keys) run over the keys in batches."""
+        found: list[tuple[str, bytes]] = []
+        with self._db() as db:
+            for i in range(0, len(keys), _LOOKUP_BATCH):
+                part = list(keys[i : i + _LOOKUP_BATCH])
+                found += db.execute(sql.format(marks=",".join("?" * len(part))),
+                                    [owner, *part]).fetchall()
+        return found
+
+    def _insert(self, sql: str, rows: list[tuple[str, str, bytes]], what: str) -> None:
         try:
-            with self._db() as db:
-                for i in range(0, len(keys), _LOOKUP_BATCH):
-                    part = list(keys[i : i + _LOOKUP_BATCH])
-                    marks = ",".join("?" * len(part))
-                    rows = db.execute(
-                        f"SELECT text_sha256, vector FROM embeddings WHERE embedder=? "
-                        f"AND text_sha256 IN ({marks})",
-                        [embedder, *part],
-                    ).fetchall()
-                    for key, blob in rows:
-                        if len(blob) == width:
-                            found[key] = np.frombuffer(blob, dtype=np.float32)
+            with self._db() as db, db:
+                db.executemany(sql, rows)
+        except sqlite3.Error as exc:
+            log.warning("%s cache %s not writable: %s", what, self.path, exc)
+
+    def get_many(self, embedder: str, keys: Sequence[str], dimension: int) -> dict[str, np.ndarray]:
+        try:
+            rows = self._rows("SELECT text_sha256, vector FROM embeddings WHERE embedder=? "
+                              "AND text_sha256 IN ({marks})", embedder, keys)
         except sqlite3.Error as exc:
             log.warning("embedding cache %s unreadable, embedding everything: %s", self.path, exc)
             return {}
-        return found
+        width = dimension * 4
+        return {key: np.frombuffer(blob, dtype=np.float32) for key, blob in rows
+                if len(blob) == width}
 
     def put_many(self, embedder: str, items: Iterable[tuple[str, np.ndarray]]) -> None:
-        rows = [(embedder, key, np.asarray(v, dtype=np.float32).tobytes()) for key, v in items]
-        try:
-            with self._db() as db, db:
-                db.executemany(
-                    "INSERT OR IGNORE INTO embeddings (embedder, text_sha256, vector) "
-                    "VALUES (?, ?, ?)",
-                    rows,
-                )
-        except sqlite3.Error as exc:
-            log.warning("embedding cache %s not writable: %s", self.path, exc)
+        self._insert("INSERT OR IGNORE INTO embeddings (embedder, text_sha256, vector) "
+                     "VALUES (?, ?, ?)",
+                     [(embedder, key, np.asarray(v, dtype=np.float32).tobytes())
+                      for key, v in items], "embedding")
 
     def get_analyses(self, analyser: str, keys: Sequence[str]) -> dict[str, bytes]:
         """Stored analyses (compressed JSON) by content key; {} when the cache is unreadable."""
-        found: dict[str, bytes] = {}
         try:
-            with self._db() as db:
-                for i in range(0, len(keys), _LOOKUP_BATCH):
-                    part = list(keys[i : i + _LOOKUP_BATCH])
-                    marks = ",".join("?" * len(part))
-                    found.update(db.execute(
-                        f"SELECT text_sha256, analysis FROM analyses WHERE analyser=? "
-                        f"AND text_sha256 IN ({marks})",
-                        [analyser, *part],
-                    ).fetchall())
+            return dict(self._rows("SELECT text_sha256, analysis FROM analyses WHERE "
+                                   "analyser=? AND text_sha256 IN ({marks})", analyser, keys))
         except sqlite3.Error as exc:
             log.warning("analysis cache %s unreadable, analysing everything: %s", self.path, exc)
             return {}
-        return found
 
     def put_analyses(self, analyser: str, items: Iterable[tuple[str, bytes]]) -> None:
-        rows = [(analyser, key, blob) for key, blob in items]
-        try:
-            with self._db() as db, db:
-                db.executemany(
-                    "INSERT OR IGNORE INTO analyses (analyser, text_sha256, analysis) "
-                    "VALUES (?, ?, ?)",
-                    rows,
-                )
-        except sqlite3.Error as exc:
-            log.warning("analysis cache %s not writable: %s", self.path, exc)
+        self._insert("INSERT OR IGNORE INTO analyses (analyser, text_sha256, analysis) "
+                     "VALUES (?, ?, ?)", [(analyser, key, blob) for key, blob in items],
+                     "analysis")
 
     def count(self) -> int:
         with self._db() as db:
