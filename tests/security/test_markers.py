@@ -18,7 +18,6 @@ from hypothesis import strategies as st
 from citadel.answering.conflict_answer import compose
 from citadel.answering.conflicts import check_conflicts
 from citadel.answering.fallbacks import abstention_text, conflict_next_step, describe_missing
-from citadel.answering.generators import get_generator
 from citadel.answering.generators.inline_markers import SentenceStream, draft_sentence
 from citadel.answering.sentence_release import SentenceRelease
 from citadel.answering.streaming import (
@@ -34,6 +33,7 @@ from citadel.gate import gate
 from citadel.ingest.pipeline import ingest
 from citadel.records import Answer, Draft, DraftCitation, DraftSentence, Trace
 from citadel.retrieval.embedders.hashing import HashingEmbedder
+from tests.answering.test_openai_engine_stream import make_engine
 from tests.helpers_kb import chunk, context
 from tests.llm_server import Reply, ScriptedLLM, Seen, answer_json
 
@@ -239,15 +239,6 @@ def llm():
         yield server
 
 
-def llm_engine(hashing_engine: Engine, llm: ScriptedLLM, model: str) -> Engine:
-    settings = Settings(home=hashing_engine.settings.home, embedder="hashing",
-                        generator="openai", llm_base_url=llm.base_url, llm_model=model,
-                        llm_timeout=5.0, llm_max_retries=1, llm_backoff=0.01,
-                        support_threshold=0.0)
-    return Engine(settings, hashing_engine.index, hashing_engine.embedder,
-                  get_generator(settings))
-
-
 @pytest.mark.parametrize("pseudo", PSEUDO)
 def test_an_llm_json_answer_keeps_only_gate_markers(hashing_engine, llm, pseudo):
     def reply(req: Seen) -> str:
@@ -256,7 +247,7 @@ def test_an_llm_json_answer_keeps_only_gate_markers(hashing_engine, llm, pseudo)
                            [(label, FACT)])
 
     model = llm.script(f"json-pseudo-{PSEUDO.index(pseudo)}", Reply(reply))
-    answer = llm_engine(hashing_engine, llm, model).answer(LLM_QUESTION)
+    answer = make_engine(hashing_engine, llm, model).answer(LLM_QUESTION)
     assert answer.grounded and answer.citations
     assert_clean(answer)
     assert answer.answer.startswith("Express delivery costs £9.95. [S")
@@ -269,7 +260,7 @@ def test_an_llm_token_stream_keeps_only_gate_markers(hashing_engine, llm, pseudo
         return f'Express delivery costs £9.95 {pseudo} [{label}: "{FACT}"].'
 
     model = llm.script(f"stream-pseudo-{PSEUDO.index(pseudo)}", Reply(reply, chunk_size=2))
-    events = list(llm_engine(hashing_engine, llm, model).stream(LLM_QUESTION))
+    events = list(make_engine(hashing_engine, llm, model).stream(LLM_QUESTION))
     text, final = stream_text(events)
     assert final.grounded and final.citations
     assert text == final.answer
