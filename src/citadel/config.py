@@ -199,6 +199,17 @@ class Settings(BaseModel):
     llm_support_threshold: float = Field(
         default=0.5, ge=0.0, le=1.0,
         description="Least share of the model's citations that must pass the gate.")
+    # generator = "local": a llama.cpp server in this process (citadel.answering.generators.
+    # llama_server) serving a model assembled from its PyPI part packages; `citadel llm serve`
+    # runs the same server on its own for other processes.
+    llm_local_model: str = Field(default="qwen2.5-coder-1.5b",
+                                 description="qwen2.5-coder-1.5b | qwen2.5-coder-0.5b")
+    llm_models_dir: Path | None = Field(
+        default=None, description="Where assembled models are kept (default: "
+                                  "~/.cache/citadel/models, shared by every home).")
+    llm_threads: int = Field(default=0, ge=0, le=256, description="0: one per CPU.")
+    llm_context: int = Field(default=4096, ge=512, le=131_072,
+                             description="Tokens of context per request (prompt + answer).")
 
     # HTTP server (`citadel serve`, citadel.server.limits): bounds that keep idle, slow or
     # greedy clients from starving everyone else.

@@ -20,7 +20,7 @@ from typing import Any
 from citadel.answering.conflict_answer import compose as compose_conflict_answer
 from citadel.answering.conflicts import check_conflicts
 from citadel.answering.context import build_context
-from citadel.answering.draft_review import attempt_record, review_answers
+from citadel.answering.draft_review import attempt_record, review_answers, review_refusals
 from citadel.answering.fallbacks import (
     NO_SOURCES,
     RETRIEVAL_FAILED,
@@ -119,6 +119,15 @@ class Engine:
         self.reranker = reranker  # None: no rerank stage
         self.request_log = request_log  # None: requests leave no record (unit tests)
         self.judge = judge or Judge.from_settings(settings)
+        # A generator the engine made (e.g. one that started a model server) is closed with
+        # it; one passed in belongs to the caller. `hand_over` moves it on a snapshot switch.
+        self.owns_generator = False
+
+    def hand_over(self, successor: Engine) -> None:
+        """Give the generator (and the model server it may run) to the engine replacing
+        this one, which shares it; this engine's `close` then leaves it alone."""
+        if successor.generator is self.generator:
+            successor.owns_generator, self.owns_generator = self.owns_generator, False
 
     @classmethod
     def open(
@@ -157,14 +166,18 @@ class Engine:
         if request_log is None and settings.log_requests:
             request_log = RequestLog.from_settings(settings)
         judge = judge or Judge.from_settings(settings)
-        return cls(settings, index, embedder, generator or get_generator(settings, judge),
-                   reranker=reranker or get_reranker(settings), request_log=request_log,
-                   judge=judge)
+        engine = cls(settings, index, embedder, generator or get_generator(settings, judge),
+                     reranker=reranker or get_reranker(settings), request_log=request_log,
+                     judge=judge)
+        engine.owns_generator = generator is None
+        return engine
 
     def close(self) -> None:
         self.index.close()
         if self.reranker is not None:
             self.reranker.close()
+        if self.owns_generator:
+            self.generator.close()
 
     def validate_question(self, question: str) -> str:
         if not isinstance(question, str) or not question.strip():
@@ -335,7 +348,7 @@ class Engine:
         """The generator's own review, then the judgement's: a kept sentence whose verified
         quotes do not answer the question, or that states another answer than its quotes,
         is refused like an uncited one."""
-        feedback = self.generator.review(draft, result)
+        feedback = review_refusals(result) or self.generator.review(draft, result)
         if feedback is None and not draft.abstain and context.judgement is not None:
             feedback = review_answers(result, context)
         return feedback

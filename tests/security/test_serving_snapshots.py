@@ -155,3 +155,23 @@ def test_readiness_refuses_a_truncated_snapshot_file(demo_kb, tmp_path, damaged)
         chunk = client.get("/v1/chunks/refunds-policy#0")
         assert chunk.status_code == 503, chunk.text
         assert damaged in chunk.json()["error"]["message"]
+
+
+def test_a_switch_hands_the_generator_and_its_model_server_to_the_new_engine(demo_kb, tmp_path):
+    """The local generator runs a model server: a snapshot switch keeps it (one model in
+    memory), closing the old engine leaves it running, closing the new one stops it."""
+    from citadel.server.provider import open_active
+
+    home = tmp_path / "home"
+    build(demo_kb, home)
+    old = open_active(settings(home), None)
+    closed = []
+    old.generator.close = lambda: closed.append("generator")  # stands for the server's stop
+    add_parcels_policy(demo_kb)
+    build(demo_kb, home)
+    new = open_active(settings(home), old)
+    assert new.generator is old.generator and new.embedder is old.embedder
+    old.close()
+    assert closed == []
+    new.close()
+    assert closed == ["generator"]

@@ -12,6 +12,7 @@ from citadel.cli.ask import ask
 from citadel.cli.eval import eval_command
 from citadel.cli.ingest import ingest
 from citadel.cli.kb import kb
+from citadel.cli.llm import llm
 from citadel.cli.logs import logs
 from citadel.cli.monitor import monitor
 from citadel.cli.serve import serve
@@ -71,4 +72,5 @@ main.add_command(logs)
 main.add_command(monitor)
 main.add_command(serve)
 main.add_command(kb)
+main.add_command(llm)
 main.add_command(verify)

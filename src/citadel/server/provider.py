@@ -41,8 +41,13 @@ Opener = Callable[[Settings, Engine | None], Engine]
 
 
 def open_active(settings: Settings, previous: Engine | None) -> Engine:
-    """Open the active snapshot; reuse the previous engine's embedder (a loaded model)."""
-    return Engine.open(settings, embedder=previous.embedder if previous else None)
+    """Open the active snapshot; reuse the previous engine's embedder and generator (loaded
+    models; a local generator's model server keeps running across the switch)."""
+    if previous is None:
+        return Engine.open(settings)
+    engine = Engine.open(settings, embedder=previous.embedder, generator=previous.generator)
+    previous.hand_over(engine)
+    return engine
 
 
 @dataclass

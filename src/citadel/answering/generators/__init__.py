@@ -19,22 +19,55 @@ def get_generator(settings: Settings, judge: Judge | None = None) -> Generator:
         )
     if settings.generator == "openai":
         return _openai_generator(settings)
+    if settings.generator == "local":
+        return _local_generator(settings)
     raise ConfigError(
-        f"unknown generator {settings.generator!r}: choose 'extractive' or 'openai'"
+        f"unknown generator {settings.generator!r}: choose 'extractive', 'openai' or 'local'"
     )
 
 
-def _openai_generator(settings: Settings) -> Generator:
+def _local_generator(settings: Settings) -> Generator:
+    """The OpenAI generator, talking to a llama.cpp server it starts (and stops on close)."""
+    from citadel.answering.generators.llama_server import LlamaServer
+    from citadel.answering.generators.model_packages import (
+        ModelUnavailable,
+        assemble,
+        default_models_dir,
+        get_model,
+    )
+
+    try:
+        model = get_model(settings.llm_local_model)
+        path = assemble(settings.llm_models_dir or default_models_dir(), model)
+        server = LlamaServer(path, alias=model.name, context=settings.llm_context,
+                             threads=settings.llm_threads)
+    except ModelUnavailable as exc:
+        raise ConfigError(f"generator 'local': {exc}") from None
+    generator = _openai_generator(settings, base_url=server.base_url, model=model.name,
+                                  api_key=server.api_key)
+    generator.owned = server
+    return generator
+
+
+def _openai_generator(
+    settings: Settings,
+    *,
+    base_url: str | None = None,
+    model: str | None = None,
+    api_key: str | None = None,
+) -> Generator:
     from citadel.answering.generators.chat_client import ChatClient, ChatConfig
     from citadel.answering.generators.openai import JSON_MODES, OpenAIGenerator
     from citadel.answering.prompts import PromptError, load_prompt
 
-    if not settings.llm_model:
+    base_url = base_url or settings.llm_base_url
+    model = model or settings.llm_model
+    if not model:
         raise ConfigError("generator 'openai' needs a model: set CITADEL_LLM_MODEL "
                           "(or llm_model in the config file)")
-    if not settings.llm_base_url.startswith(("http://", "https://")):
+    if not base_url.startswith(("http://", "https://")):
         raise ConfigError(f"llm_base_url must start with http:// or https://, not "
-                          f"{settings.llm_base_url.split('://')[0]!r}")
+                          f"{base_url.split('://')[0]!r}")
     if settings.llm_json_mode not in JSON_MODES:
         raise ConfigError(f"llm_json_mode must be one of {', '.join(JSON_MODES)}")
     try:
@@ -43,10 +76,10 @@ def _openai_generator(settings: Settings) -> Generator:
             load_prompt(settings.llm_stream_prompt))
     except PromptError as exc:
         raise ConfigError(str(exc)) from None
-    key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
+    key = api_key or (settings.llm_api_key.get_secret_value() if settings.llm_api_key else None)
     config = ChatConfig(
-        base_url=settings.llm_base_url,
-        model=settings.llm_model,
+        base_url=base_url,
+        model=model,
         api_key=key or None,
         timeout=settings.llm_timeout,
         max_retries=settings.llm_max_retries,

@@ -33,3 +33,6 @@ class Generator(ABC):
     def review(self, draft: Draft, result: GateResult) -> RetryFeedback | None:
         """Why this draft, as the gate left it, should not be shown; None if it may be."""
         return None
+
+    def close(self) -> None:  # noqa: B027 (most generators own nothing)
+        """Release what the generator owns (a model server it started)."""
