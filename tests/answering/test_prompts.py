@@ -60,3 +60,23 @@ def test_context_is_labelled_highest_authority_first_without_file_names():
     assert text.startswith(f"[{policy_label}] policy#1 › Eligibility (effective 2026-03-01)")
     assert text.index("Policy text") < text.index("Forum post")
     assert ".md" not in text
+
+
+@pytest.mark.parametrize("version", ["grounded-v2", "grounded-strict-v2", "grounded-stream-v2"])
+def test_v2_prompts_keep_the_system_message_fixed_and_show_a_worked_example(version):
+    prompt = load_prompt(version)
+    a = prompt.render(labels="S2, S1", context="[S2] x", question="Q?", problems="- p")
+    b = prompt.render(labels="S1", context="[S1] y", question="R?", problems="- q")
+    assert a[0]["content"] == b[0]["content"]  # nothing per request: cacheable prefix
+    assert "S2, S1" in a[1]["content"] and "Q?" in a[1]["content"]
+    if version != "grounded-v2":
+        assert "- p" in a[1]["content"]
+    assert "<" not in prompt.system  # real example values, no <placeholders>
+    assert "The museum is open from 9 am to 5 pm" in prompt.system
+
+
+def test_reply_fields_order_is_read_from_the_prompt_comment():
+    assert load_prompt("grounded-v1").fields == ("answer", "citations", "confidence")
+    assert load_prompt("grounded-v2").fields == ("citations", "answer", "confidence")
+    with pytest.raises(PromptError, match="Reply fields"):
+        parse_prompt("t", "<!-- Reply fields: answer, quote -->\n## system\nA\n## user\nB")

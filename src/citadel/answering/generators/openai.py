@@ -29,24 +29,36 @@ from citadel.answering.generators.structured_output import (
     OutputError,
     answer_schema,
     is_factual,
+    is_refusal,
     parse_structured,
     to_draft,
 )
 from citadel.answering.prompts import Prompt
 from citadel.gate import GateResult
-from citadel.records import Context, Draft, DraftSentence, RetryFeedback
+from citadel.records import Context, ContextBlock, Draft, DraftSentence, RetryFeedback
 
 JSON_MODES = ("auto", "json_schema", "json_object", "off")
 log = logging.getLogger("citadel.llm")
+
+
+def display_order(context: Context) -> list[ContextBlock]:
+    """The blocks as the model sees them: highest authority first (stable)."""
+    order = sorted(enumerate(context.blocks), key=lambda ib: (-ib[1].chunk.authority, ib[0]))
+    return [block for _, block in order]
+
+
+def display_labels(context: Context) -> str:
+    """The labels in the order the blocks are shown (a small model reads "S1, S2" as the
+    first and second block it sees)."""
+    return ", ".join(b.label for b in display_order(context))
 
 
 def render_context(context: Context) -> str:
     """The blocks, highest authority first (stable), each headed by its label and its
     title › section and effective date. Source paths are not shown: the model must cite
     labels, never file names."""
-    order = sorted(enumerate(context.blocks), key=lambda ib: (-ib[1].chunk.authority, ib[0]))
     parts = []
-    for _, block in order:
+    for block in display_order(context):
         chunk = block.chunk
         heading = " › ".join(p for p in (chunk.title, chunk.section) if p)
         if chunk.effective_date:
@@ -83,6 +95,12 @@ class OpenAIGenerator(Generator):
         self.support_threshold = support_threshold
         self.name = f"openai:{client.config.model}"
         self.prompt_version = prompt.version
+        self.owned: Any = None  # a model server this generator started (generator = local)
+
+    def close(self) -> None:
+        if self.owned is not None:
+            self.owned.close()
+            self.owned = None
 
     def __repr__(self) -> str:
         return f"OpenAIGenerator({self.client!r}, prompt={self.prompt.version!r})"
@@ -92,7 +110,7 @@ class OpenAIGenerator(Generator):
     ) -> tuple[Prompt, list[Message]]:
         prompt = self.retry_prompt if feedback is not None else self.prompt
         values = {
-            "labels": ", ".join(b.label for b in context.blocks),
+            "labels": display_labels(context),
             "context": render_context(context),
             "question": question,
             "problems": format_problems(feedback) if feedback is not None else "",
@@ -105,7 +123,7 @@ class OpenAIGenerator(Generator):
         prompt, messages = self.messages(question, context, feedback)
         labels = [b.label for b in context.blocks]
         t0 = time.perf_counter()
-        text = self._complete(messages, labels)
+        text = self._complete(messages, labels, prompt)
         try:
             parsed = parse_structured(text)
         except OutputError as exc:
@@ -131,20 +149,30 @@ class OpenAIGenerator(Generator):
         if feedback is not None:
             problems = ("Your previous answer to this question was rejected because:\n"
                         + format_problems(feedback) + "\nFollow every rule exactly.")
-        messages = prompt.render(labels=", ".join(b.label for b in context.blocks),
+        messages = prompt.render(labels=display_labels(context),
                                  context=render_context(context), question=question,
                                  problems=problems)
         splitter = SentenceStream()
         sentences: list[DraftSentence] = []
         parts: list[str] = []
+        refusals = 0
         for delta in self.client.stream(messages):
             parts.append(delta)
             for sentence in splitter.feed(delta):
+                if is_refusal(sentence):  # an abstention, never released as an answer
+                    refusals += 1
+                    continue
                 sentences.append(draft_sentence(sentence))
                 yield sentences[-1]
         for sentence in splitter.close():
+            if is_refusal(sentence):
+                refusals += 1
+                continue
             sentences.append(draft_sentence(sentence))
             yield sentences[-1]
+        if refusals and not sentences:
+            yield Draft(abstain=True, generator=self.name, prompt_version=prompt.version)
+            return
         yield self._streamed_draft("".join(parts), sentences, prompt.version)
 
     def _streamed_draft(
@@ -166,9 +194,11 @@ class OpenAIGenerator(Generator):
     def review(self, draft: Draft, result: GateResult) -> RetryFeedback | None:
         return review(draft, result, support_threshold=self.support_threshold)
 
-    def response_formats(self, labels: list[str]) -> list[dict[str, Any] | None]:
+    def response_formats(
+        self, labels: list[str], prompt: Prompt | None = None
+    ) -> list[dict[str, Any] | None]:
         """What to ask for, best first; `auto` falls back when the server refuses one."""
-        schema = answer_schema(labels)
+        schema = answer_schema(labels, (prompt or self.prompt).fields)
         json_schema = {"type": "json_schema",
                        "json_schema": {"name": ANSWER_SCHEMA_NAME, "strict": True,
                                        "schema": schema}}
@@ -183,8 +213,8 @@ class OpenAIGenerator(Generator):
         }
         return by_mode[self.json_mode]
 
-    def _complete(self, messages: list[Message], labels: list[str]) -> str:
-        formats = self.response_formats(labels)
+    def _complete(self, messages: list[Message], labels: list[str], prompt: Prompt) -> str:
+        formats = self.response_formats(labels, prompt)
         for i, response_format in enumerate(formats):
             try:
                 return self.client.complete(messages, response_format=response_format)

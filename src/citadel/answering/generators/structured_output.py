@@ -34,6 +34,14 @@ NO_ANSWER = re.compile(
 )
 
 
+# Bounds of a structured reply (a grammar-constrained model cannot run past them): an empty
+# quote verifies nothing; a longer one is not a quote but a copied block.
+MIN_QUOTE_CHARS = 8
+MAX_QUOTE_CHARS = 400
+MAX_ANSWER_CHARS = 800
+MAX_CITATIONS = 6
+
+
 class OutputError(ValueError):
     """The reply is not a usable structured answer; the message says what is wrong."""
 
@@ -45,27 +53,33 @@ class StructuredAnswer:
     confidence: float | None
 
 
-def answer_schema(labels: list[str]) -> dict:
-    """JSON schema of the reply; citation ids are restricted to this request's labels."""
+def answer_schema(
+    labels: list[str], fields: tuple[str, ...] = ("answer", "citations", "confidence")
+) -> dict:
+    """JSON schema of the reply; citation ids are restricted to this request's labels and
+    quotes may not be empty. `fields` is the order a JSON-schema mode generates them in."""
+    properties = {
+        "answer": {"type": "string", "maxLength": MAX_ANSWER_CHARS},
+        "citations": {
+            "type": "array",
+            "maxItems": MAX_CITATIONS,
+            "items": {
+                "type": "object",
+                "properties": {
+                    "id": {"type": "string", "enum": labels},
+                    "quote": {"type": "string", "minLength": MIN_QUOTE_CHARS,
+                              "maxLength": MAX_QUOTE_CHARS},
+                },
+                "required": ["id", "quote"],
+                "additionalProperties": False,
+            },
+        },
+        "confidence": {"type": "number"},
+    }
     return {
         "type": "object",
-        "properties": {
-            "answer": {"type": "string"},
-            "citations": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "id": {"type": "string", "enum": labels},
-                        "quote": {"type": "string"},
-                    },
-                    "required": ["id", "quote"],
-                    "additionalProperties": False,
-                },
-            },
-            "confidence": {"type": "number"},
-        },
-        "required": ["answer", "citations", "confidence"],
+        "properties": {f: properties[f] for f in fields},
+        "required": list(fields),
         "additionalProperties": False,
     }
 
@@ -239,6 +253,11 @@ def is_no_answer(text: str) -> bool:
     return bool(NO_ANSWER.search(text))
 
 
+def is_refusal(sentence: str) -> bool:
+    """The sentence (markers aside) says the blocks do not answer."""
+    return is_no_answer(_MARKER.sub(" ", sentence))
+
+
 # -- mapping to a Draft ---------------------------------------------------------------------
 
 
@@ -275,9 +294,14 @@ def to_draft(parsed: StructuredAnswer, *, generator: str, prompt_version: str) -
     entries = [(normalize_label(i), q) for i, q in parsed.citations]
     if not sentences:
         return Draft(failure="the answer is empty", **common)
+    # "I don't have enough information ..." is an abstention, with or without a citation:
+    # such a sentence is never shown as grounded, and a reply made only of them abstains.
+    sentences = [s for s in sentences if not is_refusal(s)]
+    if not sentences:
+        return Draft(abstain=True, **common)
     marks = [marker_labels(s) for s in sentences]
     if not entries and not any(marks) and not any(is_factual(s) for s in sentences):
-        return Draft(abstain=True, **common)  # "I don't have enough information ..."
+        return Draft(abstain=True, **common)
 
     attached: list[list[DraftCitation]] = [[] for _ in sentences]
     unattached: list[DraftCitation] = []

@@ -15,6 +15,11 @@ from importlib import resources
 _VERSION = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 _SECTION = re.compile(r"^## (system|user)\s*$", re.M)
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
+# In a file's comment: the order in which the reply's JSON fields are asked for (a server's
+# JSON-schema mode generates them in this order; a small model copies a quote better before
+# it writes the answer than after).
+_FIELDS = re.compile(r"^\s*Reply fields:\s*([a-z ,]+?)\.?\s*$", re.M | re.I)
+DEFAULT_FIELDS = ("answer", "citations", "confidence")
 
 
 class PromptError(ValueError):
@@ -26,6 +31,7 @@ class Prompt:
     version: str
     system: str
     user: str
+    fields: tuple[str, ...] = DEFAULT_FIELDS
 
     def render(self, **values: str) -> list[dict[str, str]]:
         """Chat messages with every `{{name}}` replaced; an unknown name is an error."""
@@ -52,9 +58,17 @@ def load_prompt(version: str) -> Prompt:
 
 
 def parse_prompt(version: str, text: str) -> Prompt:
+    comments = " ".join(re.findall(r"<!--(.*?)-->", text, flags=re.S))
+    fields = DEFAULT_FIELDS
+    if m := _FIELDS.search(comments):
+        fields = tuple(f for f in re.split(r"[\s,]+", m.group(1).lower()) if f)
+        if sorted(fields) != sorted(DEFAULT_FIELDS):
+            raise PromptError(f"prompt {version}: 'Reply fields' must order "
+                              f"{', '.join(DEFAULT_FIELDS)}")
     text = re.sub(r"<!--.*?-->", "", text, flags=re.S)  # file comments are not sent
     parts = _SECTION.split(text)
     sections = {parts[i]: parts[i + 1].strip() for i in range(1, len(parts) - 1, 2)}
     if set(sections) != {"system", "user"} or not all(sections.values()):
         raise PromptError(f"prompt {version} needs non-empty '## system' and '## user' sections")
-    return Prompt(version=version, system=sections["system"], user=sections["user"])
+    return Prompt(version=version, system=sections["system"], user=sections["user"],
+                  fields=fields)
