@@ -54,7 +54,8 @@ def test_a_number_the_quotes_do_not_contain_is_refused():
 
 def test_low_support_is_refused_and_each_drop_is_named():
     d = draft(("Returns are accepted within 30 days [S1].",
-               [("S1", "within 30 days"), ("S9", "x y z"), ("S1", "within 31 days")]))
+               [("S1", "Returns are accepted within 30 days"), ("S9", "x y z"),
+                ("S1", "within 31 days")]))
     feedback, result = reviewed(d, threshold=0.5)
     assert feedback.reasons == ("low_support",)
     assert any('"S9" is not the label' in p for p in feedback.problems)
@@ -66,9 +67,30 @@ def test_low_support_is_refused_and_each_drop_is_named():
 
 
 def test_unattached_citations_are_dropped_by_the_gate_and_counted():
-    d = draft(("Returns are accepted within 30 days [S1].", [("S1", "within 30 days")]),
+    d = draft(("Returns are accepted within 30 days [S1].",
+               [("S1", "Returns are accepted within 30 days")]),
               unattached=(DraftCitation(label="S1", quote="Items must be unworn"),))
     result = gate(d, CONTEXT, "kb")
     assert [x.reason for x in result.dropped] == ["unattached"]
     assert len(result.citations) == 1  # an unattached citation is never emitted
     assert review(d, result, support_threshold=0.5) is None  # 1 of 2 survived: enough
+
+
+def test_a_sentence_its_verified_quote_does_not_support_is_refused():
+    """The gate verified the quote; the sentence says something else entirely."""
+    feedback, _ = reviewed(draft(("All refunds are approved instantly without any checks [S1].",
+                                  [("S1", "Returns are accepted within 30 days")])))
+    assert feedback.reasons == ("unsupported_claim",)
+    assert "says more than its quotes" in feedback.problems[0]
+
+
+def test_a_name_missing_from_the_quote_is_refused():
+    feedback, _ = reviewed(draft(("Returns are accepted by Amazon within 30 days [S1].",
+                                  [("S1", "Returns are accepted within 30 days")])))
+    assert feedback.reasons == ("unsupported_claim",) and "Amazon" in feedback.problems[0]
+
+
+def test_a_quote_of_a_few_words_is_too_short_to_support_a_sentence():
+    feedback, _ = reviewed(draft(("Returns are accepted within 30 days [S1].",
+                                  [("S1", "30 days")])))
+    assert feedback.reasons == ("unsupported_claim",) and "too short" in feedback.problems[0]

@@ -185,3 +185,17 @@ def test_sse_endpoint_streams_the_model_through_the_gate(hashing_engine, llm):
     events = parse_sse(response.text)
     answer = check_stream(events, "req-llm-1", QUESTION)
     assert answer["grounded"] and [c["quote"] for c in answer["citations"]] == [FACT, SECOND]
+
+
+def test_a_streamed_refusal_with_a_citation_is_an_abstention(hashing_engine, llm):
+    """The v1 failure: "I don't have enough information to answer that. [S1]" was shown as
+    grounded. A refusal sentence is never released, with or without a marker."""
+    def refusal(req: Seen) -> str:
+        return (f'I don\'t have enough information to answer that. '
+                f'[{req.label_of(FACT)}: "{FACT}"]')
+
+    events = stream(hashing_engine, llm, "e-refusal", Reply(refusal))
+    done = check(events)
+    assert done.answer.abstained and not done.answer.grounded
+    assert not any(isinstance(e, CitationEvent) for e in events)
+    assert len(llm.requests["e-refusal"]) == 1

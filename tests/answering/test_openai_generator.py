@@ -6,10 +6,12 @@ Each test scripts what the "model" replies and asserts what the user receives.
 from __future__ import annotations
 
 import logging
+import re
 
 import pytest
 
 from citadel.answering.generators import get_generator
+from citadel.answering.prompts import load_prompt
 from citadel.config import Settings
 from citadel.engine import Engine
 from tests.llm_server import Fail, Hang, Reply, ScriptedLLM, Seen, answer_json
@@ -315,3 +317,40 @@ def test_openai_generator_configuration_errors_say_what_to_fix(overrides, messag
 
     with pytest.raises(ConfigError, match=message):
         get_generator(Settings(generator="openai", **overrides))
+
+
+def test_a_refusal_with_a_verified_citation_abstains_never_grounded(hashing_engine, llm):
+    def cited_refusal(req: Seen) -> str:
+        label = req.label_of(FACT)
+        return answer_json(f"I don't have enough information to answer that. [{label}]",
+                           [(label, FACT)])
+
+    answer = ask(hashing_engine, llm, "m-cited-refusal", Reply(cited_refusal))
+    assert_abstained_cleanly(answer)
+    assert len(llm.requests["m-cited-refusal"]) == 1  # an abstention is not retried
+
+
+def test_a_refusal_beside_a_grounded_sentence_is_left_out(hashing_engine, llm):
+    def half(req: Seen) -> str:
+        label = req.label_of(FACT)
+        return answer_json(f"{FACT} [{label}]. I don't have enough information about "
+                           f"Sunday deliveries. [{label}]", [(label, FACT)])
+
+    answer = ask(hashing_engine, llm, "m-half-refusal", Reply(half))
+    assert answer.grounded and "enough information" not in answer.answer
+
+
+def test_v2_prompt_asks_for_quotes_first_and_lists_labels_in_display_order(
+        hashing_engine, llm):
+    answer = ask(hashing_engine, llm, "m-v2", Reply(correct), llm_prompt="grounded-v2",
+                 llm_retry_prompt="grounded-strict-v2")
+    assert answer.grounded and answer.trace.prompt_version == "grounded-v2"
+    body = llm.requests["m-v2"][0].body
+    schema = body["response_format"]["json_schema"]["schema"]
+    assert list(schema["properties"]) == ["citations", "answer", "confidence"]
+    quote = schema["properties"]["citations"]["items"]["properties"]["quote"]
+    assert quote["minLength"] >= 1
+    system, user = (m["content"] for m in body["messages"])
+    assert system == load_prompt("grounded-v2").system  # fixed text: a prompt cache reuses it
+    shown = re.findall(r"^\[(S\d+)\]", user, flags=re.M)
+    assert re.search(r"Source blocks \(([^)]*)\)", user).group(1) == ", ".join(shown)

@@ -2,8 +2,10 @@
 
 The gate already removed every citation it could not verify; this decides whether what is
 left may be shown. A draft is refused when its output was unusable, when a factual sentence
-lost all its citations, when a kept sentence states a number none of its quotes contains,
-or when fewer than `support_threshold` of the citations the generator attempted survived.
+lost all its citations, when a kept sentence states a number none of its quotes contains or
+says more than they do (`citadel.text.support`: too short a quote, a name they lack, under
+half of its content words in them), or when fewer than `support_threshold` of the citations
+the generator attempted survived.
 The problems are phrased for the model, so a retry can fix them.
 
 `review_answers` adds the judgement stage's check (run by the engine for every generator): a
@@ -17,7 +19,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from citadel.answering.generators.structured_output import is_factual, numbers_in
+from citadel.answering.generators.structured_output import is_factual, is_refusal, numbers_in
 from citadel.gate import GateResult
 from citadel.records import (
     Citation,
@@ -29,8 +31,13 @@ from citadel.records import (
     SentenceJudgement,
 )
 from citadel.text.quotes import normalize
+from citadel.text.support import claim_support
 
 MAX_PROBLEMS = 8
+# A generated sentence must be backed by its quotes (citadel.text.support): at least this
+# many quoted words, and this share of its content words found in them (no name missing).
+MIN_QUOTE_WORDS = 4
+MIN_CLAIM_COVERAGE = 0.5
 _SHOWN = 100  # characters of a quote or sentence repeated back to the model
 
 
@@ -73,6 +80,11 @@ def review(draft: Draft, result: GateResult, *, support_threshold: float) -> Ret
             reasons.append("unsupported_number")
             problems.append(f'The sentence "{_short(sentence.text)}" states '
                             f"{', '.join(missing)}, which its quotes do not contain.")
+        quotes = [q for lb in sentence.labels for q in quotes_by_label.get(lb, [])]
+        problem = _unsupported(sentence.text, quotes)
+        if problem:
+            reasons.append("unsupported_claim")
+            problems.append(problem)
     attempted = citations_attempted(draft)
     verified = attempted - len(citation_drops(result))
     if not result.sentences and "uncited_sentence" not in reasons:
@@ -85,6 +97,22 @@ def review(draft: Draft, result: GateResult, *, support_threshold: float) -> Ret
         return None
     return RetryFeedback(reasons=tuple(dict.fromkeys(reasons)),
                          problems=tuple(dict.fromkeys(problems))[:MAX_PROBLEMS])
+
+
+def _unsupported(text: str, quotes: list[str]) -> str | None:
+    """Why the quotes do not back the sentence, phrased for the model; None if they do."""
+    support = claim_support(text, quotes)
+    if support.quote_words < MIN_QUOTE_WORDS:
+        return (f'The quotes of "{_short(text)}" are too short to support it: quote at least '
+                f"{MIN_QUOTE_WORDS} words of the sentence that says it.")
+    if support.missing_names:
+        return (f'The sentence "{_short(text)}" names {", ".join(support.missing_names)}, '
+                "which its quotes do not contain.")
+    if support.coverage < MIN_CLAIM_COVERAGE:
+        return (f'The sentence "{_short(text)}" says more than its quotes: '
+                f"{', '.join(support.missing_terms[:5])} are not in them. Say only what the "
+                "quoted words say.")
+    return None
 
 
 def _describe_drop(reason: str, label: str | None, quote: str) -> str:
@@ -117,6 +145,19 @@ def attempt_record(
         dropped=dict(Counter(d.reason for d in result.dropped)),
         abstained=draft.abstain,
         problem=",".join(feedback.reasons) if feedback else None,
+    )
+
+
+def review_refusals(result: GateResult) -> RetryFeedback | None:
+    """A kept sentence saying the sources do not answer ("I don't have enough information
+    ... [S1]") is an abstention, never a grounded answer, whichever generator wrote it."""
+    refusals = [s.text for s in result.sentences if is_refusal(s.text)]
+    if not refusals:
+        return None
+    return RetryFeedback(
+        reasons=("refusal_cited",),
+        problems=tuple(f'The sentence "{_short(t)}" says the blocks do not answer; if they do '
+                       "not, answer only that, with no citation." for t in refusals)[:MAX_PROBLEMS],
     )
 
 
