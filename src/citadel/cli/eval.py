@@ -7,7 +7,7 @@ import click
 
 from citadel.config import Settings
 
-SUITES = ("demo", "scifact", "poison", "squad2", "counterfactual")
+SUITES = ("demo", "scifact", "poison", "squad2", "counterfactual", "claims")
 GATE_METRICS = ("citation_integrity", "quote_validity")
 # `--check` on the poison suite also needs every case to pass (what `make poison` runs).
 SUITE_CHECKS = {"poison": ("poison_pass_rate",)}
@@ -38,7 +38,12 @@ OWN_HOME = ("scifact", "squad2", "counterfactual")
               help="squad2, counterfactual: only the questions of these articles (e.g. a "
                    "held-out fold).")
 @click.option("--claim-threshold", type=click.FloatRange(0, 1), default=None,
-              help="Claim-support threshold (default: the scorer's calibrated one).")
+              help="Claim-support threshold of the lexical scorer (default: its calibrated "
+                   "one).")
+@click.option("--claim-scorer", type=click.Choice(["lexical", "llm"]), default="lexical",
+              show_default=True,
+              help="Who scores claim support: the lexical scorer, or a language model (the "
+                   "llm_* settings' server, or CITADEL_GENERATOR=local).")
 @click.option("--check", is_flag=True,
               help="Exit 1 unless citation integrity and quote validity are 100% "
                    "(poison: and every case passes).")
@@ -47,10 +52,11 @@ def eval_command(
     suite: str | None, compare_paths: tuple[Path, Path] | None, out: Path | None,
     backend: str | None, generator: str | None, dataset: Path | None, kb: Path | None,
     eval_home: Path | None, k: int | None, limit: int | None, articles: str | None,
-    claim_threshold: float | None, check: bool, quiet: bool,
+    claim_threshold: float | None, claim_scorer: str, check: bool, quiet: bool,
 ) -> None:
     """Score each layer on its own: retrieval, citation integrity, quote validity, claim
-    support, completeness, correctness, abstention, poison cases."""
+    support, completeness, correctness, abstention, poison cases. `--suite claims` scores
+    the claim scorer alone on SciFact's held-out SUPPORT/CONTRADICT rationales."""
     from citadel.evaluation.results import ResultsError, load_results
 
     if compare_paths:
@@ -71,7 +77,7 @@ def eval_command(
         raise click.UsageError("--articles applies to --suite squad2 and counterfactual only")
     chosen = [a.strip() for a in articles.split(",") if a.strip()] if articles else None
     results = _run(suite, out or Path("eval-results") / suite, backend, generator, dataset, kb,
-                   eval_home, k, limit, chosen, claim_threshold, not quiet)
+                   eval_home, k, limit, chosen, claim_threshold, claim_scorer, not quiet)
     if check:
         checked = GATE_METRICS + SUITE_CHECKS.get(suite, ())
         broken = [f"{m} {results.metrics[m]:.3f}" for m in checked
@@ -84,36 +90,57 @@ def eval_command(
 def _run(suite: str, out: Path, backend: str | None, generator: str | None,
          dataset: Path | None, kb: Path | None, eval_home: Path | None, k: int | None,
          limit: int | None, articles: list[str] | None, claim_threshold: float | None,
-         progress: bool):
-    from citadel.evaluation import locations, suites
+         claim_scorer: str, progress: bool):
     from citadel.evaluation.claims import LexicalClaimScorer
-    from citadel.evaluation.datasets import DatasetError, load_poison, load_qa
-    from citadel.evaluation.report import summary_line, write_outputs
-    from citadel.evaluation.results import build_results
-    from citadel.evaluation.scifact import load_scifact
 
     overrides = {n: v for n, v in (("backend", backend), ("generator", generator)) if v}
     settings = Settings.load(overrides=overrides)
     home = eval_home or settings.home / "eval" / (suite if suite in OWN_HOME else "demo")
     settings = settings.model_copy(update={"home": home})
-    scorer = LexicalClaimScorer() if claim_threshold is None else LexicalClaimScorer(
-        threshold=claim_threshold)
+    if claim_scorer == "llm":
+        if claim_threshold is not None:
+            raise click.UsageError("--claim-threshold applies to the lexical scorer only")
+        from citadel.evaluation.llm_judge import llm_scorer
+
+        scorer = llm_scorer(settings)
+    else:
+        scorer = LexicalClaimScorer() if claim_threshold is None else LexicalClaimScorer(
+            threshold=claim_threshold)
+    try:
+        return _run_with(suite, out, settings, scorer, dataset, kb, k, limit, articles,
+                         progress)
+    finally:
+        if hasattr(scorer, "close"):
+            scorer.close()
+
+
+def _run_with(suite: str, out: Path, settings: Settings, scorer, dataset: Path | None,
+              kb: Path | None, k: int | None, limit: int | None,
+              articles: list[str] | None, progress: bool):
+    from citadel.evaluation import locations, suites
+    from citadel.evaluation.datasets import DatasetError, load_poison, load_qa
+    from citadel.evaluation.report import summary_line, write_outputs
+    from citadel.evaluation.results import build_results
+    from citadel.evaluation.scifact import load_scifact
+
     options = suites.RunOptions(settings, scorer, k=k, progress=progress, limit=limit)
     kb_path = kb or locations.default_kb()
     data_path = dataset or locations.default_dataset(suite)
     started = time.perf_counter()
     try:
-        if data_path is None and suite == "scifact":
+        if data_path is None and suite in ("scifact", "claims"):
             raise DatasetError("SciFact data not found: pass --dataset DIR (a folder with "
                                "corpus.jsonl, queries.jsonl and qrels/test.tsv)")
         if suite in ("squad2", "counterfactual"):
             run = _run_squad2(suite, data_path, options, articles)
-        elif suite != "scifact" and not kb_path.exists():
+        elif suite not in ("scifact", "claims") and not kb_path.exists():
             raise DatasetError(f"knowledge base not found: {kb_path} (pass --kb PATH)")
         elif suite == "demo":
             run = suites.run_qa(load_qa(data_path), [kb_path], options)
         elif suite == "poison":
             run = suites.run_poison(load_poison(data_path), [kb_path], options)
+        elif suite == "claims":
+            run = suites.run_claims(load_scifact(data_path), options)
         else:
             run = suites.run_scifact(load_scifact(data_path), options)
     except (DatasetError, ValueError) as exc:

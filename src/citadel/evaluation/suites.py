@@ -22,8 +22,8 @@ from tqdm import tqdm
 
 from citadel.config import Settings
 from citadel.engine import Engine
-from citadel.evaluation.calibration import calibrate
-from citadel.evaluation.claims import ClaimSupportScorer
+from citadel.evaluation.calibration import accuracy_at, calibrate, is_calibration_half
+from citadel.evaluation.claims import ClaimSupportScorer, LexicalClaimScorer
 from citadel.evaluation.datasets import Dataset, PoisonCase, QARow
 from citadel.evaluation.metrics import (
     document_ranking,
@@ -374,3 +374,55 @@ def run_scifact(
         run.tally.add_value(name, held_out["balanced_accuracy"],
                             held_out["n_positive"] + held_out["n_negative"])
     return run
+
+
+def run_claims(data: SciFact, options: RunOptions) -> SuiteRun:
+    """The claim scorer alone on SciFact's held-out SUPPORT vs CONTRADICT rationale pairs
+    (no knowledge base): its balanced accuracy at its own threshold and, for any scorer
+    but the lexical one, the lexical scorer's on the same pairs and how often they agree.
+    `limit` takes that many pairs spread evenly over the held-out half."""
+    contradict, _ = rationale_pairs(data)
+    held_out = [p for p in contradict if not is_calibration_half(p.claim_id)]
+    pairs = _spread(held_out, options.limit)
+    run = SuiteRun("claims", {**data.describe(), "pairs": len(pairs),
+                              "held_out_pairs": len(held_out)},
+                   config={"task": "SUPPORT vs CONTRADICT rationale, held-out half"})
+    scorer, lexical = options.scorer, LexicalClaimScorer()
+    compare = scorer.name != lexical.name
+    scored, baseline = [], []
+    for pair in _bar(pairs, "eval claims", options.progress):
+        says = scorer.score(pair.claim, pair.evidence) >= scorer.threshold
+        scored.append((float(says), pair.supports))
+        row: dict[str, Any] = {"id": pair.claim_id, "claim": pair.claim,
+                               "evidence": pair.evidence, "supports": pair.supports,
+                               "scorer_supports": says}
+        if compare:
+            lex = lexical.score(pair.claim, pair.evidence) >= lexical.threshold
+            baseline.append((float(lex), pair.supports))
+            run.tally.add("agreement_with_lexical", lex == says)
+            row["lexical_supports"] = lex
+        if hasattr(scorer, "verdict"):
+            row["verdict"] = scorer.verdict(pair.claim, pair.evidence)
+        run.tally.add("claim_scorer_accuracy", says == pair.supports,
+                      None if says == pair.supports else
+                      f"{pair.claim_id}: {'supported' if says else 'not supported'}, gold "
+                      f"{'SUPPORT' if pair.supports else 'CONTRADICT'}: {pair.claim!r}")
+        run.rows.append(row)
+    if scored:
+        result = accuracy_at(scored, 0.5)
+        run.tally.add_value("claim_scorer_balanced_accuracy", result.balanced_accuracy,
+                            len(scored))
+        run.extra["majority_baseline"] = round(result.majority_baseline, 4)
+    if baseline:
+        run.tally.add_value("lexical_balanced_accuracy",
+                            accuracy_at(baseline, 0.5).balanced_accuracy, len(baseline))
+    if hasattr(scorer, "verdicts"):
+        run.extra["verdicts"] = dict(scorer.verdicts)
+    return run
+
+
+def _spread(items: Sequence[Any], limit: int | None) -> list[Any]:
+    if limit is None or limit >= len(items):
+        return list(items)
+    step = len(items) / limit
+    return [items[int(i * step)] for i in range(limit)]
