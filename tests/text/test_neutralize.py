@@ -82,3 +82,10 @@ def test_long_runs_take_linear_time(text):
     start = time.perf_counter()
     neutralize(text), strip_markers(text)
     assert time.perf_counter() - start < 2.0
+
+
+def test_a_full_stop_after_the_markers_of_an_ended_sentence_is_not_doubled():
+    assert strip_markers('Gear has a 2-year warranty. [S1: "a 2-year warranty"].') == (
+        "Gear has a 2-year warranty.")
+    assert strip_markers('It is free. [S1] [S2: "free"].') == "It is free."
+    assert strip_markers("Costs £9.95 [S1].") == "Costs £9.95."

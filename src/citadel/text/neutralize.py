@@ -64,6 +64,7 @@ _LEAD = r"(?<!\s)\s*"
 _MARKER_GROUP = re.compile(
     rf"{_LEAD}[{_OPEN}][^{_OPEN}{_CLOSE}\n]{{0,{MAX_MARKER_CHARS}}}(?:[{_CLOSE}]|$)")
 _LABEL = r"S\s*(?:\d{1,4}|[xn])"
+_STOP_AFTER_MARKERS = re.compile(r"([.!?][\"')”’]*)((?:\s*\[[^\[\]\n]*\])+)\s*\.(?=\s|$)")
 _KEYWORD = r"(?:sources?|citations?|cite[sd]?|references?|refs?)"
 _SEP = r"\s*(?:[,;&/–—-]|and)\s*"
 # In any delimiters: (S1) «S2, S3» (S1–S3) (S2 and 3) (Source: a.pdf §9.1). An attribution
@@ -116,6 +117,8 @@ def neutralize(text: str) -> str:
 
 def strip_markers(text: str) -> str:
     """A generator's sentence without any marker, pseudo-citation or stray marker bracket:
-    the gate writes the `[Sn]` of surviving citations back itself."""
+    the gate writes the `[Sn]` of surviving citations back itself. A full stop after the
+    markers of a sentence that had ended before them ("defects. [S1: "…"].") goes too."""
+    text = _STOP_AFTER_MARKERS.sub(r"\1\2", text)
     return _fixpoint(lambda t: _neutralize_once(_MARKER_GROUP.sub("", t)), text)
 
