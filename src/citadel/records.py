@@ -300,6 +300,9 @@ class Draft(Record):
     )
     span: DraftSpan | None = Field(
         default=None, description="The answer's exact words; the gate verifies them.")
+    relabelled: int = Field(
+        default=0, description="Citations pointed at the one block holding their quote "
+                               "(answering.generators.relabel).")
 
 
 class Citation(Record):
@@ -356,6 +359,8 @@ class GenerationAttempt(Record):
     dropped: dict[str, int] = Field(default_factory=dict, description="Drops by reason.")
     abstained: bool = False
     problem: str | None = Field(default=None, description="Why it was not accepted, if not.")
+    relabelled: int = Field(default=0, description="Citations pointed at the one block "
+                                                   "holding their quote.")
 
 
 class ConflictSide(Record):

@@ -199,3 +199,15 @@ def test_a_streamed_refusal_with_a_citation_is_an_abstention(hashing_engine, llm
     assert done.answer.abstained and not done.answer.grounded
     assert not any(isinstance(e, CitationEvent) for e in events)
     assert len(llm.requests["e-refusal"]) == 1
+
+
+def test_a_streamed_quote_under_another_blocks_label_is_released_from_its_block(
+        hashing_engine, llm):
+    def slipped(req: Seen) -> str:
+        right = req.label_of(FACT)
+        wrong = next(label for label in req.blocks if label != right)
+        return f'Express delivery costs £9.95 [{wrong}: "{FACT}"].'
+
+    done = check(stream(hashing_engine, llm, "e-slip", Reply(slipped)))
+    assert done.answer.grounded and [c.quote for c in done.answer.citations] == [FACT]
+    assert done.answer.trace.attempts[0].relabelled == 1

@@ -354,3 +354,16 @@ def test_v2_prompt_asks_for_quotes_first_and_lists_labels_in_display_order(
     assert system == load_prompt("grounded-v2").system  # fixed text: a prompt cache reuses it
     shown = re.findall(r"^\[(S\d+)\]", user, flags=re.M)
     assert re.search(r"Source blocks \(([^)]*)\)", user).group(1) == ", ".join(shown)
+
+
+def test_an_exact_quote_under_another_blocks_label_is_cited_from_its_block(hashing_engine, llm):
+    """Small models name a block by position: the quote decides, the gate verifies."""
+    def slipped(req: Seen) -> str:
+        right = req.label_of(FACT)
+        wrong = next(label for label in req.blocks if label != right)
+        return answer_json(f"{FACT} [{wrong}].", [(wrong, FACT)])
+
+    answer = ask(hashing_engine, llm, "m-slip", Reply(slipped))
+    assert answer.grounded and [c.quote for c in answer.citations] == [FACT]
+    assert answer.trace.attempts[0].relabelled == 1
+    assert len(llm.requests["m-slip"]) == 1

@@ -145,6 +145,7 @@ def attempt_record(
         dropped=dict(Counter(d.reason for d in result.dropped)),
         abstained=draft.abstain,
         problem=",".join(feedback.reasons) if feedback else None,
+        relabelled=draft.relabelled,
     )
 
 

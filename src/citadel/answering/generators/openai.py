@@ -24,6 +24,7 @@ from citadel.answering.draft_review import review
 from citadel.answering.generators.base import Generator
 from citadel.answering.generators.chat_client import ChatClient, FormatRejected, Message
 from citadel.answering.generators.inline_markers import SentenceStream, draft_sentence
+from citadel.answering.generators.relabel import relabel_draft, relabel_sentence
 from citadel.answering.generators.structured_output import (
     ANSWER_SCHEMA_NAME,
     OutputError,
@@ -129,7 +130,8 @@ class OpenAIGenerator(Generator):
         except OutputError as exc:
             draft = Draft(failure=str(exc), generator=self.name, prompt_version=prompt.version)
         else:
-            draft = to_draft(parsed, generator=self.name, prompt_version=prompt.version)
+            draft = relabel_draft(
+                to_draft(parsed, generator=self.name, prompt_version=prompt.version), context)
         # Versions and outcome only: the question, context and reply may hold personal data.
         log.info("model %s answered (prompt %s) in %.0f ms: %s", self.client.config.model,
                  prompt.version, (time.perf_counter() - t0) * 1000,
@@ -156,24 +158,37 @@ class OpenAIGenerator(Generator):
         sentences: list[DraftSentence] = []
         parts: list[str] = []
         refusals = 0
+        moved: list[int] = []
         for delta in self.client.stream(messages):
             parts.append(delta)
             for sentence in splitter.feed(delta):
                 if is_refusal(sentence):  # an abstention, never released as an answer
                     refusals += 1
                     continue
-                sentences.append(draft_sentence(sentence))
+                sentences.append(self._relabelled(draft_sentence(sentence), context, moved))
                 yield sentences[-1]
         for sentence in splitter.close():
             if is_refusal(sentence):
                 refusals += 1
                 continue
-            sentences.append(draft_sentence(sentence))
+            sentences.append(self._relabelled(draft_sentence(sentence), context, moved))
             yield sentences[-1]
         if refusals and not sentences:
             yield Draft(abstain=True, generator=self.name, prompt_version=prompt.version)
             return
-        yield self._streamed_draft("".join(parts), sentences, prompt.version)
+        draft = self._streamed_draft("".join(parts), sentences, prompt.version)
+        if draft.sentences == tuple(sentences):
+            draft = draft.model_copy(update={"relabelled": sum(moved)})
+        else:  # a JSON reply read whole
+            draft = relabel_draft(draft, context)
+        yield draft
+
+    @staticmethod
+    def _relabelled(sentence: DraftSentence, context: Context, moved: list[int]
+                    ) -> DraftSentence:
+        sentence, n = relabel_sentence(sentence, context)
+        moved.append(n)
+        return sentence
 
     def _streamed_draft(
         self, text: str, sentences: list[DraftSentence], prompt_version: str
