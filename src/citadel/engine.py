@@ -165,6 +165,8 @@ class Engine:
         self.index.close()
         if self.reranker is not None:
             self.reranker.close()
+        if self.request_log is not None:
+            self.request_log.close()  # its writer connection; a later record reopens it
 
     def validate_question(self, question: str) -> str:
         if not isinstance(question, str) or not question.strip():
