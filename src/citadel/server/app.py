@@ -30,6 +30,7 @@ from citadel.server.request_log import RequestLogMiddleware
 from citadel.server.routes import api_router
 from citadel.server.security_headers import SecurityHeadersMiddleware
 from citadel.server.sse import StreamRegistry, document_stream_events, stream_router
+from citadel.text.analysis import AnalyserUnavailable
 
 log = logging.getLogger("citadel.http")
 
@@ -61,10 +62,15 @@ def create_app(source: Settings | Engine | None = None, *, bind_host: str | None
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         try:
-            # Load the embedding model now (it loads lazily), not on the first request.
-            provider.get().embedder.embed_query("warm up")
+            # Load the embedding model and the question analyser now (both load lazily),
+            # not on the first request: with several workers, on each worker's first one.
+            engine = provider.get()
+            engine.embedder.embed_query("warm up")
+            engine.judge.analyser.load()
         except NotReady as exc:
             log.warning("starting without a servable knowledge base: %s", exc)
+        except AnalyserUnavailable as exc:  # answers will say so; the server still starts
+            log.warning("question analysis is unavailable: %s", exc)
         yield
         agents.close()
         provider.close()
