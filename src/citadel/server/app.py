@@ -7,6 +7,7 @@ streams) lives on `app.state`, everything per-request on `request.state`.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib.metadata import PackageNotFoundError, version
@@ -48,6 +49,13 @@ def _version() -> str:
         return "0"
 
 
+def _load_analyser(engine: Engine) -> None:
+    try:
+        engine.judge.analyser.load()
+    except AnalyserUnavailable as exc:  # answers will say so; the server still serves
+        log.warning("question analysis is unavailable: %s", exc)
+
+
 def create_app(source: Settings | Engine | None = None, *, bind_host: str | None = None
                ) -> FastAPI:
     """An app serving an open `Engine`, or the active snapshot of `Settings` (opened lazily).
@@ -62,15 +70,15 @@ def create_app(source: Settings | Engine | None = None, *, bind_host: str | None
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         try:
-            # Load the embedding model and the question analyser now (both load lazily),
-            # not on the first request: with several workers, on each worker's first one.
+            # Load the embedding model now (it loads lazily), not on the first request.
             engine = provider.get()
             engine.embedder.embed_query("warm up")
-            engine.judge.analyser.load()
+            # The question analyser (spaCy, seconds on a busy machine) loads beside the
+            # server, so /healthz answers at once and the first answer waits less, if at all.
+            threading.Thread(target=_load_analyser, args=(engine,), daemon=True,
+                             name="citadel-warm-up").start()
         except NotReady as exc:
             log.warning("starting without a servable knowledge base: %s", exc)
-        except AnalyserUnavailable as exc:  # answers will say so; the server still starts
-            log.warning("question analysis is unavailable: %s", exc)
         yield
         agents.close()
         provider.close()
