@@ -14,9 +14,11 @@ from citadel.retrieval.embedders.base import Embedder, EmbedderUnavailable, l2_n
 
 MAX_TOKENS = 256
 # A batch holds at most this many (padded) tokens: attention's working memory grows with
-# batch x length^2, so 64 long passages at once cost gigabytes where 16 cost a few hundred MB,
-# while many short passages still share one run.
-TOKEN_BUDGET = 4096
+# batch x length^2, so 64 long passages at once cost gigabytes where 8 cost a few hundred MB,
+# while many short passages still share one run. 2,048 rather than 4,096: peak RSS 613 vs
+# 814 MB on 1,024 SciFact passages at the same rate, identical vectors on 200 of them
+# (benchmarks/embed_memory.py); a whole-SciFact ingest peaked at 1.1 GB with 4,096.
+TOKEN_BUDGET = 2048
 MAX_BATCH = 128
 
 
