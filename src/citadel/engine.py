@@ -178,6 +178,8 @@ class Engine:
             self.reranker.close()
         if self.owns_generator:
             self.generator.close()
+        if self.request_log is not None:
+            self.request_log.close()  # its writer connection; a later record reopens it
 
     def validate_question(self, question: str) -> str:
         if not isinstance(question, str) or not question.strip():

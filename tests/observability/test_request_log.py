@@ -219,3 +219,24 @@ def test_a_log_from_an_older_schema_is_read_and_extended(tmp_path):
     assert old.get("req-1").conflict_resolution is None  # read before any write
     assert old.append(synthetic(2, conflict=True, conflict_resolution="flagged"))
     assert [r.conflict_resolution for r in old.records()] == [None, "flagged"]
+
+
+def test_one_writer_connection_serves_every_record_until_closed(tmp_path):
+    log = RequestLog(tmp_path / "requests.sqlite")
+    assert log.append(synthetic(1))
+    writer = log._writer
+    assert writer is not None and log.append(synthetic(2)) and log._writer is writer
+    log.close()
+    assert log._writer is None
+    assert log.append(synthetic(3))  # reopened on demand
+    assert log.count() == 3
+
+
+def test_a_closed_log_records_the_next_answer_on_a_new_connection(hashing_engine, tmp_path):
+    log = RequestLog(tmp_path / "requests.sqlite")
+    engine = logging_engine(hashing_engine, log)
+    engine.answer("How long are gift cards valid?")
+    log.close()  # what Engine.close does (a server closes a drained engine)
+    assert log._writer is None
+    engine.answer("How long are gift cards valid?")
+    assert log._writer is not None and log.count() == 2

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import functools
+
 import click
 
 from citadel.config import Settings
@@ -11,7 +13,10 @@ from citadel.config import Settings
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]),
               default="info", show_default=True)
-def serve(host: str, port: int, log_level: str) -> None:
+@click.option("--workers", type=click.IntRange(min=1, max=64), default=1, show_default=True,
+              help="Worker processes sharing the socket; each opens the engine itself, and "
+                   "every per-process limit applies per worker (README: serving).")
+def serve(host: str, port: int, log_level: str, workers: int) -> None:
     """Serve the active knowledge base over HTTP: API, /docs and the web page at /.
 
     Timeouts, connection caps, accepted Host names and the log rate are settings
@@ -23,6 +28,7 @@ def serve(host: str, port: int, log_level: str) -> None:
         from citadel.server.limits import server_config
         from citadel.server.listen import listening_socket
         from citadel.server.log_rate import install_server_logging
+        from citadel.server.workers import worker_app
     except ModuleNotFoundError as exc:
         raise click.ClickException(
             f"the HTTP server needs the server extra: pip install 'citadel[server]' "
@@ -34,13 +40,26 @@ def serve(host: str, port: int, log_level: str) -> None:
         sock = listening_socket(host, port)
     except OSError as exc:
         raise click.ClickException(f"cannot listen on {host}:{port}: {exc}") from None
-    app = create_app(settings, bind_host=host)
     bound = sock.getsockname()
-    click.echo(f"Citadel on http://{host}:{bound[1]}/  (API docs: /docs)", err=True)
     # log_config=None: uvicorn's records go through the rate-limited handler above.
-    server = uvicorn.Server(server_config(app, settings, log_level=log_level, log_config=None))
+    if workers == 1:
+        config = server_config(create_app(settings, bind_host=host), settings,
+                               log_level=log_level, log_config=None)
+    else:
+        # Each worker builds its own app (engine, lease, logging) from the settings.
+        config = server_config(functools.partial(worker_app, host, log_level), settings,
+                               workers=workers, factory=True, log_level=log_level,
+                               log_config=None)
+    click.echo(f"Citadel on http://{host}:{bound[1]}/  (API docs: /docs"
+               + (f"; {workers} worker processes)" if workers > 1 else ")"), err=True)
     try:
-        server.run(sockets=[sock])
+        if workers == 1:
+            uvicorn.Server(config).run(sockets=[sock])
+        else:
+            from uvicorn.supervisors import Multiprocess
+
+            sock.listen(config.backlog)  # the workers accept on it; uvicorn's own bind does too
+            Multiprocess(config, sockets=[sock]).run()
     finally:
         sock.close()
         log_handler.close()  # writes the last "suppressed" summary, if any

@@ -7,6 +7,7 @@ streams) lives on `app.state`, everything per-request on `request.state`.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib.metadata import PackageNotFoundError, version
@@ -30,6 +31,7 @@ from citadel.server.request_log import RequestLogMiddleware
 from citadel.server.routes import api_router
 from citadel.server.security_headers import SecurityHeadersMiddleware
 from citadel.server.sse import StreamRegistry, document_stream_events, stream_router
+from citadel.text.analysis import AnalyserUnavailable
 
 log = logging.getLogger("citadel.http")
 
@@ -47,6 +49,13 @@ def _version() -> str:
         return "0"
 
 
+def _load_analyser(engine: Engine) -> None:
+    try:
+        engine.judge.analyser.load()
+    except AnalyserUnavailable as exc:  # answers will say so; the server still serves
+        log.warning("question analysis is unavailable: %s", exc)
+
+
 def create_app(source: Settings | Engine | None = None, *, bind_host: str | None = None
                ) -> FastAPI:
     """An app serving an open `Engine`, or the active snapshot of `Settings` (opened lazily).
@@ -62,7 +71,12 @@ def create_app(source: Settings | Engine | None = None, *, bind_host: str | None
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         try:
             # Load the embedding model now (it loads lazily), not on the first request.
-            provider.get().embedder.embed_query("warm up")
+            engine = provider.get()
+            engine.embedder.embed_query("warm up")
+            # The question analyser (spaCy, seconds on a busy machine) loads beside the
+            # server, so /healthz answers at once and the first answer waits less, if at all.
+            threading.Thread(target=_load_analyser, args=(engine,), daemon=True,
+                             name="citadel-warm-up").start()
         except NotReady as exc:
             log.warning("starting without a servable knowledge base: %s", exc)
         yield

@@ -118,12 +118,14 @@ def presented_key(authorization: str | None, x_api_key: str | None) -> str | Non
     return None
 
 
-def tenant_scope(
+async def tenant_scope(
     request: Request,
     _bearer: Annotated[object, Security(BEARER)],
     _api_key: Annotated[object, Security(API_KEY)],
 ) -> TenantScope:
-    """FastAPI dependency: the request's `TenantScope`, from its key (401 / 422: see above)."""
+    """FastAPI dependency: the request's `TenantScope`, from its key (401 / 422: see above).
+    `async` because it never blocks (a few digests): FastAPI runs a plain `def` dependency in
+    a worker thread, a hop per request that cost more than the work."""
     if "tenant" in request.query_params:
         raise TenantInRequest(TENANT_NOT_ACCEPTED)
     keys: ApiKeys = request.app.state.api_keys

@@ -174,11 +174,21 @@ def guarded_protocol(limits: ConnectionLimits) -> type[H11Protocol]:
     return GuardedH11Protocol
 
 
-def server_config(app: Any, settings: Settings, **kwargs: Any) -> uvicorn.Config:
-    """The uvicorn configuration `citadel serve` runs `app` with."""
+def server_config(app: Any, settings: Settings, *, workers: int = 1, **kwargs: Any
+                  ) -> uvicorn.Config:
+    """The uvicorn configuration `citadel serve` runs `app` with. With several `workers` the
+    protocol is named by its import path (`citadel.server.workers`): the configuration is
+    pickled to each spawned worker, and a class made by `guarded_protocol` cannot be."""
+    http: Any = (guarded_protocol(ConnectionLimits.from_settings(settings)) if workers == 1
+                 else "citadel.server.workers:GuardedH11Protocol")
+    if workers > 1:
+        from citadel.server.workers import HEALTHCHECK_TIMEOUT
+
+        kwargs.setdefault("timeout_worker_healthcheck", HEALTHCHECK_TIMEOUT)
     return uvicorn.Config(
         app,
-        http=guarded_protocol(ConnectionLimits.from_settings(settings)),
+        http=http,
+        workers=workers,
         # uvicorn annotates int but only hands it to loop.call_later: a float works.
         timeout_keep_alive=settings.http_keep_alive_timeout,  # type: ignore[arg-type]
         limit_concurrency=settings.http_max_connections,

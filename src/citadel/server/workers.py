@@ -1,0 +1,46 @@
+"""`citadel serve --workers N`: N uvicorn worker processes on one listening socket.
+
+The parent binds the socket (`server.listen`) and runs uvicorn's supervisor, which starts
+each worker with multiprocessing's *spawn* (a fresh interpreter, nothing inherited but the
+environment and the socket) and restarts one that dies. Everything a worker runs is named
+here so it can cross that boundary: `worker_app` (the app factory: it loads the settings,
+installs the rate-limited logging and builds the app, so each worker opens, leases and
+hot-reloads its own engine) and `GuardedH11Protocol` (the connection limits of
+`server.limits`, built from the settings in the worker that imports it).
+
+Each worker is a separate process, so every per-process bound applies per worker; see the
+README, "Several worker processes".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# uvicorn's supervisor pings each worker and kills one that does not answer within this
+# many seconds; a worker answers from its first moments, but spawning and importing on a
+# loaded machine can take longer than uvicorn's default of 5 s.
+HEALTHCHECK_TIMEOUT = 30
+
+
+def worker_app(bind_host: str, log_level: str) -> Any:
+    """The app one worker serves (called in the worker, by uvicorn, as `factory=True`)."""
+    from citadel.config import Settings
+    from citadel.server import create_app
+    from citadel.server.log_rate import install_server_logging
+
+    settings = Settings.load()
+    install_server_logging(settings, log_level)
+    return create_app(settings, bind_host=bind_host)
+
+
+def __getattr__(name: str) -> Any:
+    # `GuardedH11Protocol`, made on first import in the worker (uvicorn imports the class by
+    # its path there): the connection limits come from that worker's settings.
+    if name == "GuardedH11Protocol":
+        from citadel.config import Settings
+        from citadel.server.limits import ConnectionLimits, guarded_protocol
+
+        protocol = guarded_protocol(ConnectionLimits.from_settings(Settings.load()))
+        globals()[name] = protocol
+        return protocol
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
