@@ -193,9 +193,9 @@ class Settings(BaseModel):
                                description="auto | json_schema | json_object | off")
     llm_temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     llm_max_tokens: int = Field(default=512, ge=16, le=32_000)
-    llm_prompt: str = "grounded-v1"
-    llm_retry_prompt: str = "grounded-strict-v1"
-    llm_stream_prompt: str = "grounded-stream-v1"
+    llm_prompt: str = "grounded-v2"
+    llm_retry_prompt: str = "grounded-strict-v2"
+    llm_stream_prompt: str = "grounded-stream-v2"
     llm_support_threshold: float = Field(
         default=0.5, ge=0.0, le=1.0,
         description="Least share of the model's citations that must pass the gate.")

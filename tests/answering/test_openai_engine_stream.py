@@ -86,7 +86,7 @@ def test_tokens_split_mid_marker_stream_as_verified_sentences(hashing_engine, ll
     a, b = (c.label for c in answer.citations)
     assert answer.answer == (f"Express delivery costs £9.95. [{a}] "
                              f"Standard delivery takes 3–5 business days. [{b}]")
-    assert answer.trace.prompt_version == "grounded-stream-v1"
+    assert answer.trace.prompt_version == "grounded-stream-v2"
     assert llm.requests["e-split"][0].body["stream"] is True
 
 
@@ -128,7 +128,7 @@ def test_filename_citations_never_stream_and_the_answer_abstains(hashing_engine,
     assert not any(isinstance(e, CitationEvent) for e in events)
     assert all("internal_spec" not in e.text for e in events if isinstance(e, DeltaEvent))
     assert len(llm.requests["e-filename"]) == 2  # nothing was shown, so it was retried
-    assert "not the label of a block" in llm.requests["e-filename"][1].system
+    assert "not the label of a block" in llm.requests["e-filename"][1].user
 
 
 def test_changed_number_quote_is_dropped(hashing_engine, llm):

@@ -69,7 +69,7 @@ def test_correct_answer_is_grounded_with_a_verified_citation(hashing_engine, llm
     assert doc.text[citation.start : citation.end] == FACT
     assert answer.answer == f"{FACT}. [{citation.label}]"
     t = answer.trace
-    assert t.generator == "openai:m-correct" and t.prompt_version == "grounded-v1"
+    assert t.generator == "openai:m-correct" and t.prompt_version == "grounded-v2"
     assert len(t.attempts) == 1 and t.retry_reason is None and t.citations_dropped == ()
     assert t.attempts[0].citations_attempted == t.attempts[0].citations_verified == 1
 
@@ -94,9 +94,9 @@ def test_label_never_handed_to_the_model_is_dropped_then_abstains(hashing_engine
     t = answer.trace
     assert len(t.attempts) == 2 and "uncited_sentence" in t.retry_reason.split(",")
     assert drop_reasons(answer).count("label_not_in_context") == 2
-    assert [a.prompt_version for a in t.attempts] == ["grounded-v1", "grounded-strict-v1"]
+    assert [a.prompt_version for a in t.attempts] == ["grounded-v2", "grounded-strict-v2"]
     retry = llm.requests["m-s9"][1]
-    assert '"S9" is not the label of a block' in retry.system
+    assert '"S9" is not the label of a block' in retry.user
 
 
 def test_filename_instead_of_label_never_reaches_the_user(hashing_engine, llm):
@@ -142,7 +142,7 @@ def test_sentence_number_not_in_its_verified_quote_is_refused(hashing_engine, ll
     answer = ask(hashing_engine, llm, "m-number-claim", Reply(misquoted))
     assert_abstained_cleanly(answer)
     assert answer.trace.retry_reason == "unsupported_number"
-    assert "7.95" in llm.requests["m-number-claim"][1].system
+    assert "7.95" in llm.requests["m-number-claim"][1].user
 
 
 def test_valid_json_wrapped_in_prose_and_fences_is_parsed(hashing_engine, llm):
@@ -170,8 +170,8 @@ def test_broken_json_then_a_good_retry_is_grounded(hashing_engine, llm):
     assert answer.grounded and [c.quote for c in answer.citations] == [FACT]
     t = answer.trace
     assert len(t.attempts) == 2 and t.retry_reason == "unparseable"
-    assert t.prompt_version == "grounded-strict-v1" and t.attempts[1].problem is None
-    assert "could not be used" in llm.requests["m-broken-then-good"][1].system
+    assert t.prompt_version == "grounded-strict-v2" and t.attempts[1].problem is None
+    assert "could not be used" in llm.requests["m-broken-then-good"][1].user
 
 
 def test_broken_json_twice_abstains_without_citations(hashing_engine, llm):
@@ -269,7 +269,7 @@ def test_schema_goes_in_json_object_mode_where_only_that_is_accepted(hashing_eng
     (seen,) = llm.requests["m-llamacpp"]
     assert seen.body["response_format"]["type"] == "json_object"
     assert seen.body["response_format"]["schema"]["required"] == [
-        "answer", "citations", "confidence"]
+        "citations", "answer", "confidence"]  # grounded-v2 asks for the quote first
 
 
 def test_server_without_any_json_mode_gets_plain_requests(hashing_engine, llm):

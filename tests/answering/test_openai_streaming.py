@@ -95,9 +95,9 @@ def test_stream_prompt_is_versioned_and_names_the_problems_on_retry(llm, context
     gen = generator(llm, "s-retry")
     _, draft = run(gen, context, RetryFeedback(reasons=("uncited_sentence",),
                                                problems=("The sentence X has no citation.",)))
-    assert draft.prompt_version == "grounded-stream-v1"
-    system = llm.requests["s-retry"][0].system
-    assert "The sentence X has no citation." in system and "{{" not in system
+    assert draft.prompt_version == "grounded-stream-v2"
+    user = llm.requests["s-retry"][0].user
+    assert "The sentence X has no citation." in user and "{{" not in user
 
 
 def test_json_in_stream_mode_is_still_read(llm, context):
