@@ -208,7 +208,7 @@ def run_suite(args, home, base_url, model, api_key, family) -> dict:
             "refusal_shown": response["grounded"] and refusal(response["answer"]),
             "citations": response["citations"], "attempts": t.get("attempts", []),
             "retry_reason": t.get("retry_reason"),
-            "seconds": round(sum(t.get("latency_ms", {}).values()) / 1000, 2),
+            "seconds": round(t.get("latencies_ms", {}).get("total", 0.0) / 1000, 2),
         })
     summary = summarize(rows)
     summary["metrics"] = results["metrics"]
