@@ -4,6 +4,10 @@ One call per build, between embedding and writing: chunks in, the same chunks wi
 analysis out (identity and offsets unchanged). Requests then only analyse their question.
 Analyses are cached by content like vectors (`EmbeddingCache`), so a re-ingest analyses only
 the chunks whose content changed.
+
+The analyses are held compressed until each chunk is written (`AnalysedChunks`): parsed, one
+takes about 50 KB of Python objects (its JSON about 5 KB, compressed about 1.6 KB), so a
+corpus of them held at once would dominate the ingest's memory.
 """
 
 from __future__ import annotations
@@ -11,8 +15,9 @@ from __future__ import annotations
 import hashlib
 import json
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import suppress
+from typing import overload
 
 from pydantic import ValidationError
 from tqdm import tqdm
@@ -29,16 +34,45 @@ def analyser_key(analyser: Analyser) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 
-def _cached(cache: EmbeddingCache | None, akey: str, keys: list[str]) -> dict[str, ChunkAnalysis]:
-    found: dict[str, ChunkAnalysis] = {}
+class AnalysedChunks(Sequence[Chunk]):
+    """Chunks with their analyses, each analysis kept as compressed JSON and parsed only when
+    its chunk is read; equal contents share one blob."""
+
+    def __init__(self, chunks: Sequence[Chunk], keys: Sequence[str],
+                 blobs: dict[str, bytes]) -> None:
+        self._chunks = chunks
+        self._keys = keys
+        self._blobs = blobs
+
+    def __len__(self) -> int:
+        return len(self._chunks)
+
+    @overload
+    def __getitem__(self, index: int) -> Chunk: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Chunk]: ...
+    def __getitem__(self, index: int | slice) -> Chunk | list[Chunk]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        analysis = ChunkAnalysis.model_validate_json(
+            zlib.decompress(self._blobs[self._keys[index]]))
+        return self._chunks[index].model_copy(update={"analysis": analysis})
+
+    def __iter__(self) -> Iterator[Chunk]:
+        return (self[i] for i in range(len(self)))
+
+
+def _cached(cache: EmbeddingCache | None, akey: str, keys: list[str]) -> dict[str, bytes]:
+    found: dict[str, bytes] = {}
     for key, blob in (cache.get_analyses(akey, sorted(set(keys))) if cache else {}).items():
         with suppress(zlib.error, ValidationError):  # unreadable: a miss, analysed again
-            found[key] = ChunkAnalysis.model_validate_json(zlib.decompress(blob))
+            ChunkAnalysis.model_validate_json(zlib.decompress(blob))
+            found[key] = blob
     return found
 
 
 def analyse_chunks(chunks: Sequence[Chunk], analyser: Analyser, progress: bool,
-                   cache: EmbeddingCache | None = None) -> tuple[list[Chunk], int]:
+                   cache: EmbeddingCache | None = None) -> tuple[AnalysedChunks, int]:
     """Every chunk with its analysis, and how many contents were actually analysed (cache
     misses), in batches so a progress bar can follow."""
     akey = analyser_key(analyser)
@@ -53,13 +87,11 @@ def analyse_chunks(chunks: Sequence[Chunk], analyser: Analyser, progress: bool,
               file=None) as bar:
         for i in range(0, len(pending), ANALYSE_BATCH):
             batch = pending[i : i + ANALYSE_BATCH]
-            fresh = dict(zip((k for k, _ in batch),
-                             analyser.analyse_chunks([text for _, text in batch]), strict=True))
+            analyses = analyser.analyse_chunks([text for _, text in batch])
+            fresh = {k: zlib.compress(a.model_dump_json().encode())
+                     for (k, _), a in zip(batch, analyses, strict=True)}
             known.update(fresh)
             if cache is not None:
-                cache.put_analyses(akey, ((k, zlib.compress(a.model_dump_json().encode()))
-                                          for k, a in fresh.items()))
+                cache.put_analyses(akey, fresh.items())
             bar.update(len(batch))
-    return ([c.model_copy(update={"analysis": known[k]}) for k, c in zip(keys, chunks,
-                                                                          strict=True)],
-            len(pending))
+    return AnalysedChunks(chunks, keys, known), len(pending)

@@ -293,15 +293,17 @@ def validate_snapshot(
         counts = index.count()
         if counts != expected:
             raise SnapshotError(f"index counts {counts} do not match the build {expected}")
-        by_document: dict[str, list[Chunk]] = {}
-        for chunk in chunks:
-            by_document.setdefault(chunk.document_id, []).append(chunk)
+        # Rows, not chunks, per document: `chunks` may parse each one on access
+        # (`AnalysedChunks`), and only one document's chunks are held at a time.
+        by_document: dict[str, list[int]] = {}
+        for row, chunk in enumerate(chunks):
+            by_document.setdefault(chunk.document_id, []).append(row)
         for doc in documents:
             stored_doc = index.get_document(doc.document_id)
             if stored_doc != doc:
                 raise SnapshotError(f"stored document {doc.document_id} does not round-trip")
             stored = index.chunks_of(doc.document_id)
-            if stored != by_document.get(doc.document_id, []):
+            if stored != [chunks[row] for row in by_document.get(doc.document_id, [])]:
                 raise SnapshotError(f"stored chunks of {doc.document_id} do not round-trip")
             for c in stored:
                 if (doc.text[c.start : c.end] != c.content
