@@ -100,3 +100,55 @@ def test_scifact_suite_scores_documents_and_calibrates_the_claim_scorer(tmp_path
     assert held_out["accuracy"] == 1.0  # "does not delay" vs "delays": negation differs
     assert 0.0 <= run.tally.metrics()["claim_scorer_accuracy_vs_random"] <= 1.0
     assert run.config["retrieval_level"] == "document"
+
+
+def test_streamed_suite_scores_what_the_stream_released(tmp_path):
+    from citadel.evaluation.suites import run_qa
+
+    dataset = load_qa(ROOT / "eval" / "qa.jsonl")
+    kb = ROOT / "examples" / "support-kb"
+    runs = {}
+    for stream in (False, True):
+        options = RunOptions(hashing_settings(tmp_path / "home"), LexicalClaimScorer(),
+                             progress=False, limit=10, stream=stream)
+        runs[stream] = run_qa(dataset, [kb], options)
+    # The extractive generator drafts the whole answer first, so both paths answer alike
+    # (the traces differ in request ids and timings).
+    def shown(run):
+        return [{k: v for k, v in r["response"].items() if k != "trace"} for r in run.rows]
+
+    assert shown(runs[True]) == shown(runs[False])
+    assert len(runs[True].rows) == 10
+
+
+class _LyingStream:
+    def __init__(self, answer, deltas):
+        self._answer, self._deltas = answer, deltas
+
+    def stream(self, question, **kwargs):
+        from citadel.answering.streaming import DeltaEvent, DoneEvent
+
+        yield from (DeltaEvent(text=t) for t in self._deltas)
+        if self._answer is not None:
+            yield DoneEvent(answer=self._answer)
+
+
+def test_ask_refuses_a_stream_whose_text_is_not_its_final_answer(hashing_engine, tmp_path):
+    import pytest
+
+    from citadel.evaluation.suites import StreamMismatch, ask
+
+    answer = hashing_engine.answer("How long do I have to return an item?")
+    options = RunOptions(hashing_settings(tmp_path), LexicalClaimScorer(), stream=True)
+    assert ask(_LyingStream(answer, [answer.answer[:5], answer.answer[5:]]), "q",
+               options) is answer
+    with pytest.raises(StreamMismatch, match="other text"):
+        ask(_LyingStream(answer, ["Something else."]), "q", options)
+    with pytest.raises(StreamMismatch, match="without a done event"):
+        ask(_LyingStream(None, [answer.answer]), "q", options)
+
+
+def test_eval_stream_refuses_the_claims_suite():
+    proc = subprocess.run([sys.executable, "-m", "citadel", "eval", "--suite", "claims",
+                           "--stream"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 2 and "--stream needs a suite that asks questions" in proc.stderr

@@ -47,12 +47,16 @@ OWN_HOME = ("scifact", "squad2", "counterfactual")
 @click.option("--check", is_flag=True,
               help="Exit 1 unless citation integrity and quote validity are 100% "
                    "(poison: and every case passes).")
+@click.option("--stream", is_flag=True,
+              help="Score the streamed answers (what the HTTP stream and the page show): "
+                   "each question through stream(), its deltas checked against its final "
+                   "answer.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def eval_command(
     suite: str | None, compare_paths: tuple[Path, Path] | None, out: Path | None,
     backend: str | None, generator: str | None, dataset: Path | None, kb: Path | None,
     eval_home: Path | None, k: int | None, limit: int | None, articles: str | None,
-    claim_threshold: float | None, claim_scorer: str, check: bool, quiet: bool,
+    claim_threshold: float | None, claim_scorer: str, check: bool, stream: bool, quiet: bool,
 ) -> None:
     """Score each layer on its own: retrieval, citation integrity, quote validity, claim
     support, completeness, correctness, abstention, poison cases. `--suite claims` scores
@@ -75,9 +79,13 @@ def eval_command(
         raise click.UsageError(f"choose --suite {'|'.join(SUITES)}, or --compare A.json B.json")
     if articles and suite not in ("squad2", "counterfactual"):
         raise click.UsageError("--articles applies to --suite squad2 and counterfactual only")
+    if stream and suite == "claims":
+        raise click.UsageError("--stream needs a suite that asks questions (claims scores "
+                               "the claim scorer alone)")
     chosen = [a.strip() for a in articles.split(",") if a.strip()] if articles else None
     results = _run(suite, out or Path("eval-results") / suite, backend, generator, dataset, kb,
-                   eval_home, k, limit, chosen, claim_threshold, claim_scorer, not quiet)
+                   eval_home, k, limit, chosen, claim_threshold, claim_scorer, not quiet,
+                   stream)
     if check:
         checked = GATE_METRICS + SUITE_CHECKS.get(suite, ())
         broken = [f"{m} {results.metrics[m]:.3f}" for m in checked
@@ -90,7 +98,7 @@ def eval_command(
 def _run(suite: str, out: Path, backend: str | None, generator: str | None,
          dataset: Path | None, kb: Path | None, eval_home: Path | None, k: int | None,
          limit: int | None, articles: list[str] | None, claim_threshold: float | None,
-         claim_scorer: str, progress: bool):
+         claim_scorer: str, progress: bool, stream: bool = False):
     from citadel.evaluation.claims import LexicalClaimScorer
 
     overrides = {n: v for n, v in (("backend", backend), ("generator", generator)) if v}
@@ -108,7 +116,7 @@ def _run(suite: str, out: Path, backend: str | None, generator: str | None,
             threshold=claim_threshold)
     try:
         return _run_with(suite, out, settings, scorer, dataset, kb, k, limit, articles,
-                         progress)
+                         progress, stream)
     finally:
         if hasattr(scorer, "close"):
             scorer.close()
@@ -116,14 +124,15 @@ def _run(suite: str, out: Path, backend: str | None, generator: str | None,
 
 def _run_with(suite: str, out: Path, settings: Settings, scorer, dataset: Path | None,
               kb: Path | None, k: int | None, limit: int | None,
-              articles: list[str] | None, progress: bool):
+              articles: list[str] | None, progress: bool, stream: bool = False):
     from citadel.evaluation import locations, suites
     from citadel.evaluation.datasets import DatasetError, load_poison, load_qa
     from citadel.evaluation.report import summary_line, write_outputs
     from citadel.evaluation.results import build_results
     from citadel.evaluation.scifact import load_scifact
 
-    options = suites.RunOptions(settings, scorer, k=k, progress=progress, limit=limit)
+    options = suites.RunOptions(settings, scorer, k=k, progress=progress, limit=limit,
+                                stream=stream)
     kb_path = kb or locations.default_kb()
     data_path = dataset or locations.default_dataset(suite)
     started = time.perf_counter()
@@ -143,8 +152,9 @@ def _run_with(suite: str, out: Path, settings: Settings, scorer, dataset: Path |
             run = suites.run_claims(load_scifact(data_path), options)
         else:
             run = suites.run_scifact(load_scifact(data_path), options)
-    except (DatasetError, ValueError) as exc:
+    except (DatasetError, ValueError, suites.StreamMismatch) as exc:
         raise click.ClickException(str(exc)) from None
+    run.config["answers"] = "stream" if stream else "answer"
     results = build_results(run, settings, scorer, time.perf_counter() - started,
                             locations.project_root())
     written = write_outputs(out, results, run.rows)

@@ -43,6 +43,7 @@ from citadel.evaluation.suites import (
     SuiteRun,
     _bar,
     _limited,
+    ask,
     open_engine,
     record_run,
     row_log,
@@ -189,7 +190,7 @@ def run_counterfactual(
     answers: list[Answer] = []
     with open_engine([corpus], options.settings, embedder, options.progress) as engine:
         for case in _bar(cases, "eval counterfactual", options.progress):
-            answer = engine.answer(case.question)
+            answer = ask(engine, case.question, options)
             answers.append(answer)
             run.rows.append(score_case(run, case, answer, engine, options))
         record_run(run, answers, engine)

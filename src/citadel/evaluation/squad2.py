@@ -36,6 +36,7 @@ from citadel.evaluation.suites import (
     _bar,
     _document_of,
     _retrieval,
+    ask,
     open_engine,
     record_run,
     row_log,
@@ -214,7 +215,7 @@ def run_squad2(
     answers: list[Answer] = []
     with open_engine([corpus], options.settings, embedder, options.progress) as engine:
         for q in _bar(questions, "eval squad2", options.progress):
-            answer = engine.answer(q.text)
+            answer = ask(engine, q.text, options)
             answers.append(answer)
             run.rows.append(score_row(run, q, answer, engine, k, options))
         record_run(run, answers, engine)

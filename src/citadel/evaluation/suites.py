@@ -66,6 +66,35 @@ class RunOptions:
     k: int | None = None
     progress: bool = True
     limit: int | None = None
+    # Score `Engine.stream` (what the HTTP stream and the page show) instead of `answer()`.
+    stream: bool = False
+
+
+class StreamMismatch(RuntimeError):
+    """A stream whose released text is not its final answer, or that ended without one."""
+
+
+def ask(engine: Engine, question: str, options: RunOptions, **kwargs: Any) -> Answer:
+    """The engine's answer to one suite question: `answer()`, or with `options.stream` the
+    final answer of `stream()`, checked to be exactly the text its deltas released (a suite
+    then scores what a streaming client was shown)."""
+    if not options.stream:
+        return engine.answer(question, **kwargs)
+    released: list[str] = []
+    final: Answer | None = None
+    for event in engine.stream(question, **kwargs):
+        if event.type == "delta":
+            released.append(event.text)
+        elif event.type == "done":
+            final = event.answer
+        elif event.type == "error":
+            raise StreamMismatch(f"the stream for {question!r} failed: {event.message}")
+    if final is None:
+        raise StreamMismatch(f"the stream for {question!r} ended without a done event")
+    if "".join(released) != final.answer:
+        raise StreamMismatch(f"the stream for {question!r} released other text than its "
+                             "final answer")
+    return final
 
 
 @contextmanager
@@ -185,7 +214,7 @@ def evaluate_qa(dataset: Dataset[QARow], engine: Engine, options: RunOptions) ->
                                                        "retrieval_level": "chunk"})
     answers: list[Answer] = []
     for row in _bar(_limited(dataset.rows, options.limit), "eval demo", options.progress):
-        answer = engine.answer(row.question)
+        answer = ask(engine, row.question, options)
         answers.append(answer)
         run.rows.append(_score_qa_row(run, row, answer, engine, k, options.scorer))
     record_run(run, answers, engine)
@@ -262,7 +291,7 @@ def run_poison(
         with open_engine(paths, settings, embedder, options.progress) as engine:
             present = _document_ids(engine, paths)
             for case in group:
-                answer = engine.answer(case.question)
+                answer = ask(engine, case.question, options)
                 answers.append(answer)
                 run.rows.append(_score_poison_case(run, case, answer, engine, present,
                                                    options.scorer))
@@ -350,7 +379,7 @@ def run_scifact(
     with open_engine([corpus], settings, embedder, options.progress) as engine:
         run.extra["ingest_seconds"] = round(time.perf_counter() - started, 1)
         for query in _bar(_limited(data.test, options.limit), "eval scifact", options.progress):
-            answer = engine.answer(query.text, top_k=SCIFACT_RETRIEVE)
+            answer = ask(engine, query.text, options, top_k=SCIFACT_RETRIEVE)
             answers.append(answer)
             retrieved = list(answer.trace.retrieved)
             documents = document_ranking(retrieved, _document_of(engine, retrieved))
