@@ -30,3 +30,20 @@ def test_analyses_are_held_as_compressed_json_until_a_chunk_is_read():
                for b in blobs.values())
     # Each read parses afresh: nothing parsed is kept behind the sequence.
     assert analysed[0] == analysed[0] and analysed[0].analysis is not analysed[0].analysis
+
+
+def test_a_build_stores_each_chunk_with_the_analysers_own_analysis(demo_kb, tmp_path):
+    from citadel.config import Settings
+    from citadel.ingest.pipeline import ingest
+    from citadel.retrieval.backends import get_backend
+    from citadel.retrieval.embedders.hashing import HashingEmbedder
+
+    settings = Settings(home=tmp_path / "home", embedder="hashing")
+    report = ingest([demo_kb], settings, embedder=HashingEmbedder(), progress=False)
+    index = get_backend(settings).open(report.snapshot_id, 0.5, 50)
+    try:
+        stored = [*index.chunks_of("refunds-policy"), *index.chunks_of("gift-cards")]
+    finally:
+        index.close()
+    assert stored and all(c.analysis is not None for c in stored)
+    assert [c.analysis for c in stored] == Analyser().analyse_chunks([c.content for c in stored])
