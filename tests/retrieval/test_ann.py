@@ -84,6 +84,21 @@ def test_filtered_ann_search_equals_exact_search(built, monkeypatch):
             assert want and _ranked(approx, question, tenant, category) == want
 
 
+def test_parallel_legs_rank_exactly_as_sequential_ones(built, monkeypatch):
+    (exact, _), (approx, _) = built
+    cases = [(q, t, c) for q in QUESTIONS for t, c in ((None, None), ("acme", None),
+                                                       (None, "warranty"))]
+    want = {s.home: [_ranked(s, *case) for case in cases] for s in (exact, approx)}
+    monkeypatch.setattr(local, "PARALLEL_MIN_ROWS", 0)  # this small snapshot too
+    for settings in (exact, approx):
+        engine = Engine.open(settings, embedder=HashingEmbedder())
+        try:
+            assert engine.index._legs is not None
+        finally:
+            engine.close()
+        assert [_ranked(settings, *case) for case in cases] == want[settings.home]
+
+
 def test_ann_parameters_change_the_snapshot_id(kb, tmp_path, built):
     (_, exact_id), (_, approx_id) = built
     _, m16_id = _build(kb, tmp_path / "m16", ann_min_chunks=1, ann_m=16)
