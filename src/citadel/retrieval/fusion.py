@@ -32,18 +32,14 @@ def weighted_fusion(
     Ties break on row number so that the order is deterministic.
     """
     nd, nl = _minmax(dense), _minmax(lexical)
-    rows = set(dense) | set(lexical)
-    fused = [
-        Fused(
-            row=r,
-            score=dense_weight * nd.get(r, 0.0) + (1.0 - dense_weight) * nl.get(r, 0.0),
-            dense=dense.get(r),
-            lexical=lexical.get(r),
-        )
-        for r in rows
-    ]
-    fused.sort(key=lambda f: (-f.score, f.row))
-    return fused[:k]
+    # Rank plain (score, row) pairs; only the k kept become records (this runs per request).
+    scored = sorted(
+        ((dense_weight * nd.get(r, 0.0) + (1.0 - dense_weight) * nl.get(r, 0.0), r)
+         for r in set(dense) | set(lexical)),
+        key=lambda x: (-x[0], x[1]),
+    )[:k]
+    return [Fused(row=r, score=score, dense=dense.get(r), lexical=lexical.get(r))
+            for score, r in scored]
 
 
 def reciprocal_rank_fusion(
