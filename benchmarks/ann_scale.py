@@ -2,19 +2,26 @@
 and pgvector, on the same chunks in one run.
 
 Data: SciFact abstracts cut into sentence windows (widths 2, 3, 4 first, as
-`backends_100k.py` does, then 1, 5, 6, ... until `--chunks` distinct windows exist: 1M needs
-widths up to about 20), vectors from the deterministic hashing embedder at 384 dimensions
-(MiniLM's width; embedding 1M passages with MiniLM would take days here). Queries: SciFact
-test claims, vectors precomputed, so latency is the backend's hybrid `search()` alone
-(k=8, candidates=50, dense + tantivy BM25 fused), after a warm-up.
+`backends_100k.py` does, then 1, 5, 6, ... up to 40: about 287k distinct windows; past them,
+windows crossing the join of two abstracts put end to end), vectors from the deterministic
+hashing embedder at 384 dimensions (MiniLM's width; embedding 1M passages with MiniLM would
+take days here). Queries: SciFact test claims, vectors precomputed, so latency is the
+backend's hybrid `search()` alone (k=8, candidates=50, dense + tantivy BM25 fused), after a
+warm-up.
 
 Measured per index: build (write_snapshot) time, size on disk, hybrid p50/p95, recall@10 of
 the dense leg against the exact top 10 (the reference), and the RSS of a fresh process that
-opens the snapshot and serves the queries (peak and after serving).
+opens the snapshot and serves the queries (peak and after serving; and of it, the part the
+process owns, RssAnon, and the part that is mapped files, RssFile: pages of the snapshot's
+memory-mapped matrix and lexical index, which the kernel shares and can drop under pressure).
 
     .venv/bin/python benchmarks/ann_scale.py --chunks 100000
     .venv/bin/python benchmarks/ann_scale.py --chunks 1000000 --queries 200
     .venv/bin/python benchmarks/ann_scale.py --postgres-dsn "$(make -s postgres | tail -n1)"
+
+`--keep DIR` keeps the built snapshots, the queries and the exact top 10 in DIR; a later run
+with the same `--keep DIR` (and `--chunks`) serves them again without synthesising or
+building (the build time reported is the one measured when they were built).
 """
 
 from __future__ import annotations
@@ -58,29 +65,56 @@ def synthesise(limit: int) -> tuple[list[Document], list[Chunk], list[str]]:
             else:
                 if spans:
                     abstracts.append((row, spans))
-    documents = {}
+    documents: dict[str, Document] = {}
     chunks: list[Chunk] = []
+
+    def add(doc_id: str, source: str, title: str, text: str, spans: list[tuple[int, int]],
+            width: int, crossing: int | None = None) -> bool:
+        """Every window of `width` sentences (only those spanning sentence `crossing` and
+        the one before it, when given); True once `limit` chunks exist."""
+        for i in range(len(spans) - width + 1):
+            if crossing is not None and not i < crossing <= i + width - 1:
+                continue
+            start, end = spans[i][0], spans[i + width - 1][1]
+            content = text[start:end]
+            chunks.append(Chunk(
+                chunk_id=f"{doc_id}#w{width}s{i}", document_id=doc_id, source=source,
+                title=title, section=title, category="scifact", content=content,
+                start=start, end=end,
+                content_sha256=hashlib.sha256(content.encode()).hexdigest()))
+            if doc_id not in documents:
+                documents[doc_id] = Document(
+                    document_id=doc_id, source=source, title=title, format="text", text=text,
+                    category="scifact", content_sha256=hashlib.sha256(text.encode()).hexdigest())
+            if len(chunks) >= limit:
+                return True
+        return False
+
+    def done() -> tuple[list[Document], list[Chunk], list[str]]:
+        return list(documents.values()), chunks, [f"{c.title}\n{c.content}" for c in chunks]
+
     for width in WIDTHS:
         for row, spans in abstracts:
             doc_id = f"scifact-{row['_id']}"
-            title = row["title"] or doc_id
-            for i in range(len(spans) - width + 1):
-                start, end = spans[i][0], spans[i + width - 1][1]
-                content = row["text"][start:end]
-                chunks.append(Chunk(
-                    chunk_id=f"{doc_id}#w{width}s{i}", document_id=doc_id,
-                    source=f"scifact/{row['_id']}", title=title, section=title,
-                    category="scifact", content=content, start=start, end=end,
-                    content_sha256=hashlib.sha256(content.encode()).hexdigest()))
-                if doc_id not in documents:
-                    documents[doc_id] = Document(
-                        document_id=doc_id, source=f"scifact/{row['_id']}", title=title,
-                        format="text", text=row["text"], category="scifact",
-                        content_sha256=hashlib.sha256(row["text"].encode()).hexdigest())
-                if len(chunks) >= limit:
-                    texts = [f"{c.title}\n{c.content}" for c in chunks]
-                    return list(documents.values()), chunks, texts
-    raise SystemExit(f"SciFact has only {len(chunks):,} windows up to width {WIDTHS[-1]}")
+            if add(doc_id, f"scifact/{row['_id']}", row["title"] or doc_id, row["text"], spans,
+                   width):
+                return done()
+    # SciFact has about 287k distinct windows. Past them: documents joining two abstracts
+    # (the next one, then the one after, ...), and their windows that cross the join, so
+    # every chunk is still real text and distinct from every other.
+    for stride in range(1, len(abstracts)):
+        for width in range(2, 9):
+            for n, (row, spans) in enumerate(abstracts):
+                other, other_spans = abstracts[(n + stride) % len(abstracts)]
+                joint = row["text"] + " " + other["text"]
+                shift = len(row["text"]) + 1
+                doc_id = f"scifact-{row['_id']}+{other['_id']}"
+                if add(doc_id, f"scifact/{row['_id']}+{other['_id']}",
+                       f"{row['title']} / {other['title']}", joint,
+                       spans + [(a + shift, b + shift) for a, b in other_spans], width,
+                       crossing=len(spans)):
+                    return done()
+    raise SystemExit(f"could not synthesise {limit:,} chunks (made {len(chunks):,})")
 
 
 def du(path: Path) -> int:
@@ -113,6 +147,8 @@ def serve(snapshot: Path, qfile: Path, ef_search: int) -> None:
         "p95_ms": round(percentile(latencies, 95), 2),
         "rss_mb": int(status["VmRSS"].split()[0]) // 1024,
         "peak_rss_mb": int(status["VmHWM"].split()[0]) // 1024,
+        "anon_mb": int(status["RssAnon"].split()[0]) // 1024,
+        "file_mb": int(status["RssFile"].split()[0]) // 1024,
         "dense_top10": dense_top}))
 
 
@@ -134,38 +170,57 @@ def main() -> None:
     ap.add_argument("--ef-search", default="200,400,800", help="query breadths to measure")
     ap.add_argument("--postgres-dsn", default=None, help="also measure pgvector (HNSW + FTS)")
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--keep", type=Path, default=None,
+                    help="keep the snapshots here; serve them again on a later run")
     args = ap.parse_args()
+    if args.keep and (args.keep / "meta.json").exists():
+        meta = json.loads((args.keep / "meta.json").read_text())
+        if meta["chunks"] != args.chunks or meta["m"] != args.m \
+                or meta["ef_construction"] != args.ef_construction:
+            raise SystemExit(f"{args.keep} holds a different build ({meta}); "
+                             "pick another --keep directory or delete it")
 
     load_before = os.getloadavg()
-    t0 = time.perf_counter()
-    documents, chunks, texts = synthesise(args.chunks)
-    embedder = HashingEmbedder(DIM)
-    vectors = np.vstack([embedder.embed(texts[i : i + 8192])
-                         for i in range(0, len(texts), 8192)])
-    qs = queries(args.queries)
-    qvecs = embedder.embed(qs)
-    exact_top = [list(np.argsort(-(vectors @ q))[:10]) for q in qvecs]
-    print(f"data: {len(documents):,} documents, {len(chunks):,} chunks, {len(qs)} queries, "
-          f"prepared in {time.perf_counter() - t0:.0f} s", flush=True)
-
-    work = Path(tempfile.mkdtemp(prefix="citadel-ann-"))
+    kept = bool(args.keep and (args.keep / "meta.json").exists())
+    work = args.keep or Path(tempfile.mkdtemp(prefix="citadel-ann-"))
+    snap, exact = work / "snapshots" / "kb-ann", work / "snapshots" / "kb-exact"
     qfile = work / "queries.json"
-    qfile.write_text(json.dumps({"texts": qs, "vectors": qvecs.tolist()}))
     rows = []
     try:
-        params = ann.AnnParams(args.m, args.ef_construction)
-        backend = LocalBackend(work / "snapshots", ann_min_chunks=1, ann_params=params)
-        t = time.perf_counter()
-        backend.write_snapshot("kb-ann", documents, chunks, vectors, texts)
-        ann_build = time.perf_counter() - t
-        snap = work / "snapshots" / "kb-ann"
-        # The exact twin: the same files without the graph (hard links, no copy).
-        exact = work / "snapshots" / "kb-exact"
-        shutil.copytree(snap, exact, copy_function=os.link,
-                        ignore=shutil.ignore_patterns(ann.FILE))
+        if kept:
+            meta = json.loads((work / "meta.json").read_text())
+            exact_top, ann_build = meta["exact_top"], meta["build_s"]
+            qs = json.loads(qfile.read_text())["texts"]
+            print(f"serving the snapshots kept in {work} ({args.chunks:,} chunks)", flush=True)
+        else:
+            work.mkdir(parents=True, exist_ok=True)
+            t0 = time.perf_counter()
+            documents, chunks, texts = synthesise(args.chunks)
+            embedder = HashingEmbedder(DIM)
+            vectors = np.vstack([embedder.embed(texts[i : i + 8192])
+                                 for i in range(0, len(texts), 8192)])
+            qs = queries(args.queries)
+            qvecs = embedder.embed(qs)
+            exact_top = [[int(r) for r in np.argsort(-(vectors @ q))[:10]] for q in qvecs]
+            print(f"data: {len(documents):,} documents, {len(chunks):,} chunks, {len(qs)} "
+                  f"queries, prepared in {time.perf_counter() - t0:.0f} s", flush=True)
+            qfile.write_text(json.dumps({"texts": qs, "vectors": qvecs.tolist()}))
+            params = ann.AnnParams(args.m, args.ef_construction)
+            backend = LocalBackend(work / "snapshots", ann_min_chunks=1, ann_params=params)
+            t = time.perf_counter()
+            backend.write_snapshot("kb-ann", documents, chunks, vectors, texts)
+            ann_build = time.perf_counter() - t
+            # The exact twin: the same files without the graph (hard links, no copy).
+            shutil.copytree(snap, exact, copy_function=os.link,
+                            ignore=shutil.ignore_patterns(ann.FILE))
+            del chunks, documents  # the children serve from disk; free this process's copy
+            if args.keep:
+                (work / "meta.json").write_text(json.dumps({
+                    "chunks": args.chunks, "m": args.m,
+                    "ef_construction": args.ef_construction, "build_s": ann_build,
+                    "exact_top": exact_top}))
         graph_mb = (snap / ann.FILE).stat().st_size / 2**20
         size_mb = du(snap) / 2**20
-        del chunks, documents  # the children serve from disk; free this process's copy
 
         def row(name: str, result: dict, build: str) -> dict:
             recall = np.mean([len(set(a) & set(b)) / 10 for a, b in
@@ -173,6 +228,7 @@ def main() -> None:
             return {"index": name, "build": build, "p50_ms": result["p50_ms"],
                     "p95_ms": result["p95_ms"], "dense_recall_at_10": round(float(recall), 4),
                     "rss_mb": result["rss_mb"], "peak_rss_mb": result["peak_rss_mb"],
+                    "anon_mb": result["anon_mb"], "file_mb": result["file_mb"],
                     "open_s": result["open_and_warmup_s"]}
 
         rows.append(row("local exact (numpy)", measure(exact, qfile, 0), "—"))
@@ -182,14 +238,20 @@ def main() -> None:
         for r in rows:
             print(r, flush=True)
         if args.postgres_dsn:
-            data = (*synthesise(args.chunks), vectors)
-            pg = run_postgres(args.postgres_dsn, data, qs, list(qvecs))
+            documents, chunks, texts = synthesise(args.chunks)
+            vectors = np.vstack([HashingEmbedder(DIM).embed(texts[i : i + 8192])
+                                 for i in range(0, len(texts), 8192)])
+            qvecs = np.asarray(json.loads(qfile.read_text())["vectors"], dtype=np.float32)
+            pg = run_postgres(args.postgres_dsn, (documents, chunks, texts, vectors), qs,
+                              list(qvecs))
             rows.append({"index": "postgres pgvector HNSW + FTS (RRF)",
                          "build": f"{pg['write_s']:.0f} s", "p50_ms": pg["p50_ms"],
                          "p95_ms": pg["p95_ms"], "dense_recall_at_10": None,
-                         "rss_mb": None, "peak_rss_mb": None, "open_s": None})
+                         "rss_mb": None, "peak_rss_mb": None, "anon_mb": None,
+                         "file_mb": None, "open_s": None})
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
 
     load_after = os.getloadavg()
     print(f"\n{args.chunks:,} chunks, {DIM}-d hashing vectors, k={K}, candidates={CANDIDATES};"
@@ -197,12 +259,13 @@ def main() -> None:
           f"{os.cpu_count()} CPUs, 1-min load {load_before[0]:.1f} at start, "
           f"{load_after[0]:.1f} at end\n")
     print("| index | build | hybrid p50 (ms) | hybrid p95 (ms) | dense recall@10 vs exact | "
-          "serving RSS (MB) | peak RSS (MB) |")
-    print("|---|---|---|---|---|---|---|")
+          "serving RSS (MB) | of it anon / file (MB) | peak RSS (MB) |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         recall = "—" if r["dense_recall_at_10"] is None else f"{r['dense_recall_at_10']:.3f}"
         print(f"| {r['index']} | {r['build']} | {r['p50_ms']} | {r['p95_ms']} | {recall} | "
-              f"{r['rss_mb'] or '—'} | {r['peak_rss_mb'] or '—'} |")
+              f"{r['rss_mb'] or '—'} | {r['anon_mb'] or '—'} / {r['file_mb'] or '—'} | "
+              f"{r['peak_rss_mb'] or '—'} |")
     if args.out:
         args.out.write_text(json.dumps(rows, indent=2))
 
