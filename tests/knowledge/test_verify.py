@@ -50,8 +50,10 @@ def test_verify_fails_naming_the_citation_after_source_changed_and_old_snapshot_
     home = tmp_path / "home"
     path, answer = saved_answer(demo_kb, home, tmp_path)
     old = answer["citations"][0]["snapshot_id"]
-    policy = demo_kb / "refunds-policy.md"
-    policy.write_text(policy.read_text().replace("30 days", "45 days"))
+    # Another document changes: a new snapshot goes live, the cited sources stay as they were.
+    cited = {c["document_id"] for c in answer["citations"]}
+    other = next(p for p in sorted(demo_kb.glob("*.md")) if p.stem not in cited)
+    other.write_text(other.read_text() + "\nThis page was reviewed in December.\n")
     ingest([demo_kb], Settings(home=home, embedder="hashing"), embedder=HashingEmbedder(),
            progress=False)
     assert run(home, "verify", str(path)).exit_code == 0  # old snapshot still there

@@ -1,6 +1,6 @@
 """The tantivy BM25 index: the unfiltered fast path scores exactly as the filtered one."""
 
-from citadel.retrieval.lexical import LexicalIndex, build_index
+from citadel.retrieval.lexical import LexicalIndex, build_index, query_terms
 
 TEXTS = ["Refunds are paid within 5 business days of the return arriving.",
          "Gift cards are valid for 24 months from the date of purchase.",
@@ -29,3 +29,17 @@ def test_a_private_document_keeps_the_tenant_filter(tmp_path):
     assert not index._all_public
     assert 0 not in index.search("refunds paid business days", 5)
     assert 0 in index.search("refunds paid business days", 5, tenant="acme")
+
+
+def test_query_leaves_out_stop_words_unless_nothing_else_is_left():
+    assert query_terms("Is the return window 30 days?") == ["return", "window", "30", "days"]
+    assert query_terms("To be or not to be") == ["to", "be", "or", "not", "to", "be"]
+    assert query_terms("") == []
+
+
+def test_stop_words_do_not_score(tmp_path):
+    build_index(tmp_path / "lex", ((i, t, None, "general") for i, t in enumerate(TEXTS)))
+    index = LexicalIndex(tmp_path / "lex")
+    # "the" and "of" are in most texts: with them the query would score all of these.
+    assert index.search("the date of purchase", 5) == index.search("date purchase", 5)
+    assert set(index.search("the date of purchase", 5)) == {1}

@@ -17,7 +17,7 @@ from citadel.ingest.pipeline import ingest
 from citadel.knowledge.verify import parse_receipts, verify_receipts
 from citadel.retrieval.embedders.hashing import HashingEmbedder
 
-QUESTION = "How long do I have to return an item?"
+QUESTION = "How long do I have to return an item bought in December?"
 STALE = "snapshot not active; source changed since"
 
 
