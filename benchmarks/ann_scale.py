@@ -128,7 +128,8 @@ def serve(snapshot: Path, qfile: Path, ef_search: int) -> None:
     data = json.loads(qfile.read_text())
     qvecs = np.asarray(data["vectors"], dtype=np.float32)
     t0 = time.perf_counter()
-    index = LocalIndex(snapshot, snapshot.name, 0.5, CANDIDATES, ann_ef_search=ef_search)
+    index = LocalIndex(snapshot, snapshot.name, 0.5, CANDIDATES,
+                       ann_ef_search=ef_search or None)  # 0: the default for its size
     for text, vec in list(zip(data["texts"], qvecs, strict=True))[:5]:
         index.search(text, vec, K)
     opened = time.perf_counter() - t0
@@ -143,6 +144,7 @@ def serve(snapshot: Path, qfile: Path, ef_search: int) -> None:
                   .splitlines() if ":" in line)
     print(json.dumps({
         "strategy": index.strategy, "open_and_warmup_s": round(opened, 2),
+        "ef_search": index._ann.ef_search if index._ann else None,
         "p50_ms": round(percentile(latencies, 50), 2),
         "p95_ms": round(percentile(latencies, 95), 2),
         "rss_mb": int(status["VmRSS"].split()[0]) // 1024,
@@ -167,7 +169,8 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--m", type=int, default=ann.AnnParams().m)
     ap.add_argument("--ef-construction", type=int, default=ann.AnnParams().ef_construction)
-    ap.add_argument("--ef-search", default="200,400,800", help="query breadths to measure")
+    ap.add_argument("--ef-search", default="auto,400,800",
+                    help="query breadths to measure (auto: the default for the snapshot's size)")
     ap.add_argument("--postgres-dsn", default=None, help="also measure pgvector (HNSW + FTS)")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--keep", type=Path, default=None,
@@ -232,9 +235,11 @@ def main() -> None:
                     "open_s": result["open_and_warmup_s"]}
 
         rows.append(row("local exact (numpy)", measure(exact, qfile, 0), "—"))
-        for ef in (int(x) for x in args.ef_search.split(",")):
-            rows.append(row(f"local HNSW M={args.m} efC={args.ef_construction} ef={ef}",
-                            measure(snap, qfile, ef), f"{ann_build:.0f} s (whole snapshot)"))
+        for ef in (0 if x == "auto" else int(x) for x in args.ef_search.split(",")):
+            result = measure(snap, qfile, ef)
+            used = f"auto = {result['ef_search']}" if ef == 0 else ef
+            rows.append(row(f"local HNSW M={args.m} efC={args.ef_construction} ef={used}",
+                            result, f"{ann_build:.0f} s (whole snapshot)"))
         for r in rows:
             print(r, flush=True)
         if args.postgres_dsn:

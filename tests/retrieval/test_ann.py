@@ -142,3 +142,17 @@ def test_ingest_without_faiss_searches_exactly(kb, tmp_path, monkeypatch, built)
     settings, snapshot_id = _build(kb, tmp_path / "nofaiss", ann_min_chunks=1)
     assert snapshot_id == exact_id
     assert not (settings.home / "snapshots" / snapshot_id / ann.FILE).exists()
+
+
+def test_default_walk_breadth_grows_with_the_graph():
+    assert ann.default_ef_search(1_000) == 400
+    assert ann.default_ef_search(100_000) == 400
+    assert ann.default_ef_search(1_000_000) == 1265  # 400 x sqrt(10), rounded up
+    assert ann.default_ef_search(400_000) == 800
+
+
+def test_configured_walk_breadth_wins_over_the_default(built):
+    _, (approx, approx_id) = built
+    path = approx.home / "snapshots" / approx_id / ann.FILE
+    assert ann.AnnIndex(path).ef_search == 400
+    assert ann.AnnIndex(path, 64).ef_search == 64

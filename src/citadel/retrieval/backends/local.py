@@ -54,7 +54,8 @@ class LocalBackend(Backend):
     lexical_semantics = SEMANTICS
 
     def __init__(self, root: Path, *, ann_min_chunks: int | None = None,
-                 ann_params: ann.AnnParams | None = None, ann_ef_search: int = 400) -> None:
+                 ann_params: ann.AnnParams | None = None, ann_ef_search: int | None = None
+                 ) -> None:
         self.root = root
         self.ann_min_chunks = ann_min_chunks  # None: never build an ANN graph
         self.ann_params = ann_params or ann.AnnParams()
@@ -136,7 +137,7 @@ class LocalIndex(SearchIndex):
     strategy = "hybrid-weighted(numpy-exact+tantivy-bm25)"
 
     def __init__(self, path: Path, snapshot_id: str, dense_weight: float, candidates: int,
-                 *, ann_ef_search: int = 400):
+                 *, ann_ef_search: int | None = None):
         if not (path / "chunks.sqlite").is_file():
             raise RetrievalError(f"snapshot data missing at {path}")
         self.snapshot_id = snapshot_id
