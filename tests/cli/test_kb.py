@@ -81,6 +81,7 @@ def test_status_reports_not_ready_with_the_differing_field(two_snapshots):
     status = json.loads(result.output)
     assert status["active"] == b and status["ready"] is False
     assert any(d.startswith("embedder.model:") for d in status["differences"])
+    assert "Re-ingest (`citadel ingest PATH`)" in status["reason"]  # says what to do
     empty = run(home.parent / "nothing", "kb", "status", "--json")
     assert empty.exit_code == 1 and json.loads(empty.output)["active"] is None
 

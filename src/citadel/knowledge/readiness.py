@@ -63,7 +63,9 @@ def readiness(
         return Readiness(
             ok=False, active=snapshot_id, state=info.state, differences=tuple(diffs),
             reason=f"active snapshot {snapshot_id} does not match the running configuration: "
-            + "; ".join(diffs),
+            + "; ".join(diffs) + ". Re-ingest (`citadel ingest PATH`) to build a snapshot for "
+            "this configuration (unchanged chunks come from the ingest cache), or serve it "
+            "with the settings and Citadel version it was built with",
         )
     try:
         present = backend.has_snapshot(snapshot_id)
