@@ -91,8 +91,10 @@ def _question_rows(engine: Engine, judge: Judge, question: str, group: str, qid:
         text = chunk.content[c.sentence.start:c.sentence.end]
         sentences.append({"x": [round(v, 6) for v in c.values], "y": int(label),
                           "statement": can_answer(text), "chunk": chunk.chunk_id,
-                          "terms": list(c.terms)})
-    return {"group": group, "id": qid, "answerable": answerable, "sentences": sentences}
+                          "terms": list(c.terms), "text": text})
+    # The texts are for probes of candidate features (scripts/probe_sentence_similarity.py).
+    return {"group": group, "id": qid, "answerable": answerable, "question": question,
+            "sentences": sentences}
 
 
 def extract(home: Path, progress: bool) -> list[dict]:
