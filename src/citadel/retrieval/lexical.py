@@ -18,8 +18,9 @@ PUBLIC = "_public"
 FILTER_SCORE = np.float32(1.0)
 _QUERY_TERM = re.compile(r"[^\W_]+", re.UNICODE)
 # Lucene's English stop words. A query leaves them out: each matches most documents, so a
-# disjunction holding them scores far more postings for almost no ranking signal (1M chunks:
-# lexical p50 25 -> 9 ms; SciFact lexical nDCG@10 0.687 -> 0.689, benchmarks/search_legs.py).
+# disjunction holding them scores far more postings for almost no ranking signal
+# (benchmarks/search_legs.py: lexical p50 1.33 -> 0.47 ms at 100k chunks, SciFact lexical
+# nDCG@10 0.687 -> 0.689; at 1M chunks 25 -> 9 ms, the machine busy).
 QUERY_STOPWORDS = frozenset("""
     a an and are as at be but by for if in into is it no not of on or such that the their then
     there these they this to was will with
