@@ -40,6 +40,6 @@ def test_query_leaves_out_stop_words_unless_nothing_else_is_left():
 def test_stop_words_do_not_score(tmp_path):
     build_index(tmp_path / "lex", ((i, t, None, "general") for i, t in enumerate(TEXTS)))
     index = LexicalIndex(tmp_path / "lex")
-    # "the" and "of" are in most texts: with them the query would score all of these.
+    # "the" and "of" are in four of the five texts: with them, the query would score those.
     assert index.search("the date of purchase", 5) == index.search("date purchase", 5)
     assert set(index.search("the date of purchase", 5)) == {1}
