@@ -41,21 +41,15 @@ from citadel.retrieval.lexical import _QUERY_TERM, PUBLIC, LexicalIndex, build_i
 def filtered_lexical(index: LocalIndex, text: str, k: int) -> dict[int, float]:
     """The baseline: the query inside the tenant filter, as every search ran it before."""
     lexical = index._lexical
-    terms = query_terms(text)
-    query = lexical._index.parse_query(" ".join(f'"{t}"' for t in terms), ["body"])
     query = tantivy.Query.boolean_query([
-        (tantivy.Occur.Must, query),
+        (tantivy.Occur.Must, lexical.parse(query_terms(text))),
         (tantivy.Occur.Must, tantivy.Query.term_set_query(lexical._schema, "tenant", [PUBLIC]))])
-    searcher = lexical._index.searcher()
-    return {searcher.doc(a)["row"][0]: float(s) for s, a in searcher.search(query, limit=k).hits}
+    return {row: float(score) for row, score in lexical.top(query, k).items()}
 
 
 def every_term_lexical(lexical: LexicalIndex, text: str, k: int) -> dict[int, float]:
     """The baseline query of semantics v1: every word of the text, stop words included."""
-    terms = [t.lower() for t in _QUERY_TERM.findall(text)]
-    query = lexical._index.parse_query(" ".join(f'"{t}"' for t in terms), ["body"])
-    searcher = lexical._index.searcher()
-    return {searcher.doc(a)["row"][0]: float(s) for s, a in searcher.search(query, limit=k).hits}
+    return lexical.top(lexical.parse([t.lower() for t in _QUERY_TERM.findall(text)]), k)
 
 
 def scifact_quality(work: Path) -> dict[str, tuple[float, float]]:
