@@ -38,15 +38,14 @@ import time
 from pathlib import Path
 
 import numpy as np
-from backends_100k import percentile, queries, run_postgres
+from backends_100k import DIM, hashing_vectors, percentile, queries, run_postgres
 from scifact import data_dir
 
 from citadel.records import Chunk, Document
 from citadel.retrieval import ann
 from citadel.retrieval.backends.local import LocalBackend
-from citadel.retrieval.embedders.hashing import HashingEmbedder
 
-DIM, K, CANDIDATES = 384, 8, 50
+K, CANDIDATES = 8, 50
 WIDTHS = (2, 3, 4, 1, *range(5, 41))
 
 
@@ -188,6 +187,7 @@ def main() -> None:
     work = args.keep or Path(tempfile.mkdtemp(prefix="citadel-ann-"))
     snap, exact = work / "snapshots" / "kb-ann", work / "snapshots" / "kb-exact"
     qfile = work / "queries.json"
+    vectors = None  # built here, or (a kept build) only if PostgreSQL needs them
     rows = []
     try:
         if kept:
@@ -199,11 +199,9 @@ def main() -> None:
             work.mkdir(parents=True, exist_ok=True)
             t0 = time.perf_counter()
             documents, chunks, texts = synthesise(args.chunks)
-            embedder = HashingEmbedder(DIM)
-            vectors = np.vstack([embedder.embed(texts[i : i + 8192])
-                                 for i in range(0, len(texts), 8192)])
+            vectors = hashing_vectors(texts)
             qs = queries(args.queries)
-            qvecs = embedder.embed(qs)
+            qvecs = hashing_vectors(qs)
             exact_top = [[int(r) for r in np.argsort(-(vectors @ q))[:10]] for q in qvecs]
             print(f"data: {len(documents):,} documents, {len(chunks):,} chunks, {len(qs)} "
                   f"queries, prepared in {time.perf_counter() - t0:.0f} s", flush=True)
@@ -244,8 +242,8 @@ def main() -> None:
             print(r, flush=True)
         if args.postgres_dsn:
             documents, chunks, texts = synthesise(args.chunks)
-            vectors = np.vstack([HashingEmbedder(DIM).embed(texts[i : i + 8192])
-                                 for i in range(0, len(texts), 8192)])
+            if vectors is None:
+                vectors = hashing_vectors(texts)
             qvecs = np.asarray(json.loads(qfile.read_text())["vectors"], dtype=np.float32)
             pg = run_postgres(args.postgres_dsn, (documents, chunks, texts, vectors), qs,
                               list(qvecs))

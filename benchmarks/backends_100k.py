@@ -95,6 +95,13 @@ def synthesise(limit: int) -> tuple[list[Document], list[Chunk], list[str]]:
     return documents, chunks, texts
 
 
+def hashing_vectors(texts: list[str]) -> np.ndarray:
+    """The deterministic hashing embedder's vectors of `texts` at DIM (MiniLM's width), in
+    batches so a million texts do not make one huge token list."""
+    embedder = HashingEmbedder(DIM)
+    return np.vstack([embedder.embed(texts[i : i + 8192]) for i in range(0, len(texts), 8192)])
+
+
 def queries(n: int) -> list[str]:
     wanted = set()
     with (data_dir() / "qrels" / "test.tsv").open() as fh:
@@ -158,11 +165,9 @@ def main() -> None:
     load_before = os.getloadavg()
     t0 = time.perf_counter()
     documents, chunks, texts = synthesise(args.chunks)
-    embedder = HashingEmbedder(DIM)
-    vectors = np.vstack([embedder.embed(texts[i : i + 4096])
-                         for i in range(0, len(texts), 4096)])
+    vectors = hashing_vectors(texts)
     qs = queries(args.queries)
-    qvecs = list(embedder.embed(qs))
+    qvecs = list(hashing_vectors(qs))
     print(f"data: {len(documents)} documents, {len(chunks)} chunks, {len(qs)} queries, "
           f"{DIM}-d hashing vectors, prepared in {time.perf_counter() - t0:.1f}s", flush=True)
     data = (documents, chunks, texts, vectors)

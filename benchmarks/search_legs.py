@@ -26,15 +26,13 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
 import tantivy
-from ann_scale import DIM, K, synthesise
-from backends_100k import queries
+from ann_scale import K, synthesise
+from backends_100k import hashing_vectors, queries
 from scifact import data_dir, ndcg_at_k, recall_at_k, test_queries
 
 from citadel.retrieval import ann
 from citadel.retrieval.backends.local import LocalBackend, LocalIndex
-from citadel.retrieval.embedders.hashing import HashingEmbedder
 from citadel.retrieval.lexical import _QUERY_TERM, PUBLIC, LexicalIndex, build_index, query_terms
 
 
@@ -83,11 +81,9 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
     documents, chunks, texts = synthesise(args.chunks)
-    embedder = HashingEmbedder(DIM)
-    vectors = np.vstack([embedder.embed(texts[i : i + 8192])
-                         for i in range(0, len(texts), 8192)])
+    vectors = hashing_vectors(texts)
     qs = queries(200)
-    qvecs = embedder.embed(qs)
+    qvecs = hashing_vectors(qs)
     work = Path(tempfile.mkdtemp(prefix="citadel-legs-"))
     try:
         LocalBackend(work, ann_min_chunks=1).write_snapshot("kb", documents, chunks, vectors,
