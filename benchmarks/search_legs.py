@@ -32,7 +32,7 @@ from backends_100k import hashing_vectors, queries
 from scifact import data_dir, ndcg_at_k, recall_at_k, test_queries
 
 from citadel.retrieval import ann
-from citadel.retrieval.backends.local import LocalBackend, LocalIndex
+from citadel.retrieval.backends.local import PARALLEL_MIN_ROWS, LocalBackend, LocalIndex
 from citadel.retrieval.lexical import _QUERY_TERM, PUBLIC, LexicalIndex, build_index, query_terms
 
 
@@ -80,6 +80,9 @@ def main() -> None:
     ap.add_argument("--chunks", type=int, default=100_000)
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
+    if args.chunks < PARALLEL_MIN_ROWS:
+        ap.error(f"--chunks must be at least {PARALLEL_MIN_ROWS:,}: below that the legs of a "
+                 "search do not run in parallel, so there is nothing to compare")
     documents, chunks, texts = synthesise(args.chunks)
     vectors = hashing_vectors(texts)
     qs = queries(200)
