@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from citadel.retrieval.embedders.base import Embedder, EmbedderUnavailable, l2_normalise
+from citadel.text.batching import token_batches
 
 MAX_TOKENS = 256
 # A batch holds at most this many (padded) tokens: attention's working memory grows with
@@ -102,18 +103,3 @@ class MiniLMEmbedder(Embedder):
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         return l2_normalise(pooled)
-
-
-def token_batches(lengths: Sequence[int], budget: int, max_batch: int) -> list[list[int]]:
-    """Indices grouped shortest first so that each batch's size x longest length stays within
-    `budget` (a single longer text still gets a batch of its own)."""
-    batches: list[list[int]] = []
-    current: list[int] = []
-    for i in sorted(range(len(lengths)), key=lengths.__getitem__):
-        if current and ((len(current) + 1) * lengths[i] > budget or len(current) == max_batch):
-            batches.append(current)
-            current = []
-        current.append(i)
-    if current:
-        batches.append(current)
-    return batches
