@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 export CITADEL_HOME ?= .citadel
 QUESTION ?= How long do I have to return an item?
 
-.PHONY: setup demo test lint bench poison clean postgres postgres-stop eval chromium bench-backends bench-reingest llm-setup llm-demo test-llm squad2 counterfactual train-judgement judgement-cv bench-judgement
+.PHONY: setup demo test lint bench poison clean postgres postgres-stop eval chromium bench-backends bench-reingest llm-setup llm-demo test-llm squad2 counterfactual train-reader train-judgement judgement-cv bench-judgement bench-reader
 
 setup: $(STAMP)
 
@@ -80,6 +80,12 @@ squad2: $(STAMP)  ## SQuAD 2.0 dev-half: answerable correct, false abstention, u
 counterfactual: $(STAMP)  ## swapped-entity twins of SQuAD paragraphs: flagged / fooled
 	$(BIN)/citadel eval --suite counterfactual --check
 
+# The evidence reader: fine-tuned on the CPU (~25 minutes on 2 cores), exported to int8 ONNX
+# into src/citadel/answering/reader_model/ with its model card. Then refit the judgement.
+train-reader: $(STAMP)  ## train the evidence reader (torch CPU build; minutes)
+	$(BIN)/python -m pip install --quiet -e '.[train]'
+	$(BIN)/python scripts/train_reader.py
+
 train-judgement: $(STAMP)  ## refit the judgement weights (cross-validated by article)
 	$(BIN)/python -m pip install --quiet -e '.[train]'
 	$(BIN)/python scripts/train_judgement.py
@@ -89,6 +95,9 @@ judgement-cv: $(STAMP)  ## every suite end to end with weights that never saw th
 
 bench-judgement: $(STAMP)  ## judgement p50 per answer; ingest with vs without analysis
 	$(BIN)/python benchmarks/judgement_latency.py
+
+bench-reader: $(STAMP)  ## the reader's share of the judgement stage, by sentences read
+	$(BIN)/python benchmarks/reader_latency.py
 
 clean:
 	rm -rf $(VENV) .citadel .pytest_cache
