@@ -36,11 +36,20 @@ def test_authority_weight_lifts_authoritative_chunks():
     assert lifted.blocks[0].chunk.chunk_id == "policy#1"
 
 
-def test_per_document_cap_diversifies_context():
+def test_per_document_cap_makes_room_for_other_documents_first():
+    ranked = [rc(f"forum#{i}", f"Post {i}.", 1 - i / 10, i, document_id="forum")
+              for i in range(1, 5)] + [rc("policy#1", "Policy.", 0.2, 5)]
+    ctx = build_context(ranked, max_chunks=3, max_per_document=2)
+    assert [b.chunk.chunk_id for b in ctx.blocks] == ["forum#1", "forum#2", "policy#1"]
+
+
+def test_capped_chunks_fill_the_room_no_other_document_takes():
+    # A knowledge base of one long document (a single PDF) still fills its context.
     ranked = [rc(f"forum#{i}", f"Post {i}.", 1 - i / 10, i, document_id="forum")
               for i in range(1, 5)] + [rc("policy#1", "Policy.", 0.2, 5)]
     ctx = build_context(ranked, max_chunks=4, max_per_document=2)
-    assert [b.chunk.chunk_id for b in ctx.blocks] == ["forum#1", "forum#2", "policy#1"]
+    assert [b.chunk.chunk_id for b in ctx.blocks] == ["forum#1", "forum#2", "forum#3",
+                                                      "policy#1"]
 
 
 def test_empty_retrieval_gives_empty_context():

@@ -116,8 +116,9 @@ def build_context(
     max_per_document: int | None = None,
 ) -> Context:
     """Suspicious and superseded chunks out; the rest best first, duplicates by normalised
-    content dropped, at most `max_per_document` chunks of one document, at most
-    `max_chunks`, labelled S1..Sn for this request only."""
+    content dropped, at most `max_per_document` chunks of one document while other
+    documents can fill the context, at most `max_chunks`, labelled S1..Sn for this request
+    only."""
     chunks = [r.chunk for r in ranked]
     superseded_by = superseding_documents(chunks)
     dropped: list[ContextDrop] = []
@@ -139,18 +140,28 @@ def build_context(
         key=lambda r: (-priority(r, authority_weight, freshness_weight,
                                  fresh[r.chunk.document_id]), r.rank),
     )
-    blocks: list[ContextBlock] = []
+    chosen: list[RankedChunk] = []
     seen: set[str] = set()
     per_document: dict[str, int] = {}
+    capped: list[RankedChunk] = []
     for r in ordered:
+        if len(chosen) >= max_chunks:
+            break
         norm = normalize(r.chunk.content)
         doc = r.chunk.document_id
-        if norm in seen or (max_per_document and per_document.get(doc, 0) >= max_per_document):
+        if norm in seen:
+            continue
+        if max_per_document and per_document.get(doc, 0) >= max_per_document:
+            capped.append(r)
             continue
         seen.add(norm)
         per_document[doc] = per_document.get(doc, 0) + 1
-        blocks.append(ContextBlock(label=f"S{len(blocks) + 1}", ranked=r))
-        if len(blocks) >= max_chunks:
-            break
+        chosen.append(r)
+    # The cap makes room for other documents; when none is left to fill the room (a
+    # knowledge base of one long document), the capped chunks take it, best first.
+    for r in capped[:max_chunks - len(chosen)]:
+        chosen.append(r)
+    chosen.sort(key=ordered.index)
+    blocks = [ContextBlock(label=f"S{k + 1}", ranked=r) for k, r in enumerate(chosen)]
     return Context(blocks=tuple(blocks), dropped=tuple(dropped),
                    notes=tuple(supersession_notes(chunks)))
