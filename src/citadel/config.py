@@ -138,7 +138,19 @@ class Settings(BaseModel):
     # calibrated probability reaches this; below it for every sentence, the answer abstains
     # (without a model call). The default is the threshold chosen on the training data by
     # scripts/train_judgement.py (the shipped weights record it too).
-    support_threshold: float = Field(default=0.38, ge=0.0, le=1.0)
+    support_threshold: float | None = Field(
+        default=None, ge=0.0, le=1.0,
+        description="Least probability that a sentence answers (default: the threshold "
+                    "fitted with the judgement weights).")
+    reader_model: Path | None = Field(
+        default=None, description="Folder of an evidence reader model (reader.int8.onnx, "
+                                  "tokenizer.json, card.json); default: the shipped one.")
+    reader_sentences: int = Field(
+        default=8, ge=1, le=64,
+        description="Statements the evidence reader reads per request (the best by a "
+                    "lexical pre-score): more finds more, each costs a few ms.")
+    reader_threads: int = Field(default=0, ge=0, le=64,
+                                description="onnxruntime threads of the reader (0: one per core).")
     judgement_weights: Path | None = Field(
         default=None, description="Judgement weights file (default: the shipped ones).")
     max_answer_sentences: int = Field(default=2, ge=1, le=10)

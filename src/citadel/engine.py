@@ -30,7 +30,7 @@ from citadel.answering.fallbacks import (
     sources_consulted,
 )
 from citadel.answering.generators import Generator, get_generator
-from citadel.answering.judgement import Judge, for_trace
+from citadel.answering.judgement import MODEL_SENTENCES, Judge, for_trace
 from citadel.answering.sentence_release import SentenceRelease
 from citadel.answering.span_conflicts import span_conflict
 from citadel.answering.streaming import DoneEvent, MetaEvent, StreamEvent, answer_events
@@ -302,7 +302,9 @@ class Engine:
             return trace, context, self._abstain(question, context, trace, NO_SOURCES)
 
         with trace.stage("judge"):
-            judgement = self.judge.judge(question, context)
+            # A model may cite any sentence: the reader reads more of them for it.
+            judgement = self.judge.judge(question, context, read=MODEL_SENTENCES
+                                         if self.generator.decides else None)
         context = context.model_copy(update={"judgement": judgement})
         trace.fields["judgement"] = for_trace(judgement)
 
@@ -314,8 +316,13 @@ class Engine:
             answer = self._conflicted(question, conflict, context, trace)
             if answer is not None:
                 return trace, context, answer
-        if not judgement.answerable:
-            # No sentence answers: abstain before any generator (and model) is called.
+        if self.generator.decides and not judgement.relevant:
+            # A model decides by itself whether the context answers; it is not asked only
+            # when the judgement finds the context certainly irrelevant (below the floor).
+            trace.fields["generation_skipped"] = "the context is certainly irrelevant"
+            return trace, context, self._abstain(question, context, trace)
+        if not self.generator.decides and not judgement.answerable:
+            # No sentence answers: abstain before the generator is called.
             trace.fields["generation_skipped"] = "no context sentence answers the question"
             return trace, context, self._abstain(question, context, trace)
         return trace, context, None

@@ -216,6 +216,13 @@ class SentenceJudgement(Record):
     span: TypedSpan | None = Field(
         default=None, description="The answer span (offsets in the chunk's content).")
     span_text: str | None = None
+    answer: TypedSpan | None = Field(
+        default=None, description="The reader's answer: the shortest words of the sentence "
+                                  "that answer (offsets in the chunk's content).")
+    answer_text: str | None = None
+    reader: float | None = Field(
+        default=None, description="The evidence reader's probability that the sentence "
+                                  "answers (None: not read).")
     candidates: tuple[str, ...] = Field(
         default=(), description="Every typed span of the expected kinds the question does "
                                 "not contain (for conflicts between sentences).")
@@ -230,7 +237,13 @@ class Judgement(Record):
     question: QuestionAnalysis
     sentences: tuple[SentenceJudgement, ...] = ()
     threshold: float
+    floor: float = Field(default=0.0, description="Below it everywhere, the context is "
+                         "certainly irrelevant: no language model is asked.")
+    check: float = Field(default=0.0, description="Least score of a sentence a language "
+                         "model cites for its quote to count as answering.")
     model: str = Field(description="Version of the calibrated weights.")
+    path: str = Field(default="reader", description="Who judged: `reader:<version>` (English), "
+                      "or `lexical:<language>` (another language's stop words left out).")
     analysed_at_request: int = Field(
         default=0, description="Context chunks without a stored analysis, analysed now.")
 
@@ -241,6 +254,11 @@ class Judgement(Record):
     @property
     def answerable(self) -> bool:
         return any(s.answers for s in self.sentences)
+
+    @property
+    def relevant(self) -> bool:
+        """Some sentence reaches the floor: worth asking a language model."""
+        return any(s.score >= self.floor for s in self.sentences)
 
 
 class Context(Record):

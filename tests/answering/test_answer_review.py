@@ -28,7 +28,7 @@ def _ctx():
         label="S1", chunk_id="hq#1", document_id="hq", start=38, end=len(TEXT),
         text="It was founded by two engineers.", answers=False, score=0.1)
     judgement = Judgement(question=QuestionAnalysis(wh="where", expected=("GPE",)),
-                          sentences=(answer, other), threshold=0.5, model="test")
+                          sentences=(answer, other), threshold=0.5, check=0.3, model="test")
     return ctx.model_copy(update={"judgement": judgement})
 
 
@@ -47,6 +47,19 @@ def test_sentence_citing_the_answering_quote_passes():
 def test_sentence_whose_quote_does_not_answer_is_refused():
     feedback = _review("Two engineers founded it.", "It was founded by two engineers.")
     assert feedback is not None and feedback.reasons == ("non_answering_quote",)
+
+
+def test_a_model_may_cite_a_quote_between_the_check_and_the_threshold():
+    # The model decided to answer; the judgement only refuses quotes below its check.
+    ctx = _ctx()
+    j = ctx.judgement
+    loose = j.model_copy(update={"sentences": (j.sentences[0], j.sentences[1].model_copy(
+        update={"score": 0.35}))})
+    ctx = ctx.model_copy(update={"judgement": loose})
+    d = Draft(sentences=(DraftSentence(text="Two engineers founded it.", citations=(
+        DraftCitation(label="S1", quote="It was founded by two engineers."),)),),
+        generator="t", prompt_version="t")
+    assert review_answers(gate(d, ctx, "kb"), ctx) is None
 
 
 def test_sentence_stating_another_answer_than_its_quote_is_refused():

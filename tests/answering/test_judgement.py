@@ -97,12 +97,14 @@ def test_trace_keeps_the_best_sentences_and_every_answering_one():
     assert kept.sentences == judgement.sentences
 
 
-def test_shipped_weights_fit_the_features_and_the_default_threshold():
+def test_shipped_weights_fit_the_features_and_set_the_default_threshold():
     from citadel.config import Settings
 
     weights = load_weights()
     assert weights.features == FEATURES
-    assert Settings().support_threshold == weights.threshold
+    assert Settings().support_threshold is None  # None: the weights' own threshold
+    assert Judge(weights=weights).threshold == weights.threshold
+    assert 0.0 < weights.floor < weights.threshold and 0.0 < weights.check < weights.threshold
 
 
 def test_weights_for_other_features_are_refused(tmp_path):

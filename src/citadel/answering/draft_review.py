@@ -168,7 +168,10 @@ def review_answers(result: GateResult, context: Context) -> RetryFeedback | None
     judgement = context.judgement
     if judgement is None:
         return None
-    answering = judgement.answering
+    # A model's quote counts as answering at the looser `check` (fitted so that a capable
+    # model citing the sentence that holds the answer is released): the model, not the
+    # judgement, decided to answer; the judgement only refuses what it judges off-topic.
+    answering = [s for s in judgement.sentences if s.answers or s.score >= judgement.check]
     reasons: list[str] = []
     problems: list[str] = []
     for sentence in result.sentences:
@@ -203,7 +206,7 @@ _VALUE = re.compile(r"(?<!^)(?<![.!?]\s)\b[A-Z][\w'-]+|\b\d[\d.,:]*\b")
 def _other_answer(text: str, backing: list[SentenceJudgement], cites: list[Citation]) -> bool:
     """The sentence states none of the answers its quotes give, but names a value (a capital
     word or a number) that no quote contains."""
-    answers = [a for j in backing for a in (j.span_text, *j.candidates) if a]
+    answers = [a for j in backing for a in (j.answer_text, j.span_text, *j.candidates) if a]
     if not answers:
         return False
     said = f" {normalize(text)} "

@@ -15,11 +15,23 @@ context chunk (analysed at ingest, `Chunk.analysis`) it measures:
   authority; lexical scores and the context order differ between backends (BM25, PostgreSQL
   `ts_rank`, Qdrant's fusion), so they are left out and every backend is judged alike.
 
+* **the reader** — the learned evidence reader's logit (`citadel.answering.reader`: a
+  cross-encoder trained in this repository on question–sentence pairs), for the statements
+  worth reading: the `reader_sentences` best by a cheap lexical pre-score (the rest get
+  `UNREAD`). The reader also marks the answer's words in the sentence (`answer`).
+
 A logistic model combines them into the probability that the sentence answers. Its weights
 are learned (`scripts/train_judgement.py`, cross-validated by article on SQuAD 2.0 and the
-demo eval set) and shipped as `judgement_weights.json`; inference here is plain Python. A
-sentence answers when it is a statement and its probability reaches the threshold
-(`support_threshold`, default chosen on the training data).
+demo eval set, on the scores of a reader that never saw those articles) and shipped as
+`judgement_weights.json`; inference here is plain Python. A sentence answers when it is a
+statement and its probability reaches the threshold (`support_threshold`, default chosen on
+the training data). Two more cut-offs are fitted with it: the *floor* below which a context
+is certainly irrelevant (a model is not even asked), and the *check* a language model's
+cited sentence must reach.
+
+The reader is English. A question in another language is judged lexically
+(`lexical_judgement`): the share of its words, less that language's stop words, that the
+sentence states; `Judgement.path` records which judged.
 """
 
 from __future__ import annotations
@@ -32,9 +44,10 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from citadel.answering.questions import ANY_ENTITY, analyse_question
+from citadel.answering.reader import Reader, ReaderScore
 from citadel.config import ConfigError, Settings
 from citadel.records import (
     ChunkAnalysis,
@@ -47,6 +60,7 @@ from citadel.records import (
     TypedSpan,
 )
 from citadel.text.analysis import Analyser
+from citadel.text.language import detect_language, lexical_words
 from citadel.text.quotes import normalize
 from citadel.text.sentences import display_text
 from citadel.text.terms import content_terms, stem
@@ -61,7 +75,12 @@ FEATURES = (
     "noun_candidate", "statement", "dense", "cover_rel", "bigram",
     "length", "matched", "authority", "wh_who", "wh_when", "wh_where", "wh_number", "wh_what",
     "wh_why_how", "wh_other", "cover_rare", "missing_rare_sentence", "missing_rare_chunk",
+    "reader",
 )
+READER_SENTENCES = 8  # statements read per request: ~3-4 ms each on 2 cores (benchmark)
+UNREAD = -8.0  # the reader feature of a sentence the reader did not read (a low logit)
+# A language model may cite any sentence, and its answer takes seconds: read up to this many.
+MODEL_SENTENCES = 32
 
 # Pairs of words whose swap turns a statement into its opposite (generic English).
 _ANTONYM_PAIRS = """
@@ -122,12 +141,16 @@ class JudgementWeights(BaseModel):
     ranker: Logistic
     decider: Logistic
     threshold: float
+    floor: float = Field(default=0.0, description="Below this everywhere, the context is "
+                         "certainly irrelevant: no model is asked.")
+    check: float = Field(default=0.0, description="Least probability of a sentence a "
+                         "language model cites for it to count as answering.")
 
 
 # The decider's inputs: the ranker's logit, its lead over the best other sentence, the
 # sentence's features, and the best value of CONTEXT_FEATURES over the context.
 CONTEXT_FEATURES = ("cover", "cover_rare", "cover_chunk", "missing_rare_chunk",
-                    "entity_missing_chunk", "type_match", "dense")
+                    "entity_missing_chunk", "type_match", "dense", "reader")
 _CONTEXT_INDEX = tuple(FEATURES.index(n) for n in CONTEXT_FEATURES)
 DECIDER_INPUTS = 2 + len(FEATURES) + len(CONTEXT_FEATURES)
 
@@ -190,6 +213,7 @@ class Candidate:
     matched: tuple[str, ...]
     reasons: tuple[str, ...]
     terms: tuple[str, ...]  # the sentence's content words (stemmed lemmas)
+    read: ReaderScore | None = None  # the reader's verdict, if it read the sentence
 
 
 @dataclass(frozen=True)
@@ -213,17 +237,23 @@ class Judge:
     between threads."""
 
     def __init__(self, analyser: Analyser | None = None, weights: JudgementWeights | None = None,
-                 threshold: float | None = None, weights_path: Path | None = None) -> None:
+                 threshold: float | None = None, weights_path: Path | None = None,
+                 reader: Reader | None = None, reader_sentences: int = READER_SENTENCES
+                 ) -> None:
         self.analyser = analyser or Analyser()
         self._weights = weights
         self._weights_path = weights_path
         self._threshold = threshold
+        self.reader = reader or Reader()
+        self.reader_sentences = reader_sentences
         self._lock = threading.Lock()
 
     @classmethod
     def from_settings(cls, settings: Settings, analyser: Analyser | None = None) -> Judge:
         return cls(analyser, threshold=settings.support_threshold,
-                   weights_path=settings.judgement_weights)
+                   weights_path=settings.judgement_weights,
+                   reader=Reader(settings.reader_model, threads=settings.reader_threads),
+                   reader_sentences=settings.reader_sentences)
 
     @property
     def weights(self) -> JudgementWeights:
@@ -236,8 +266,13 @@ class Judge:
     def threshold(self) -> float:
         return self.weights.threshold if self._threshold is None else self._threshold
 
-    def judge(self, question: str, context: Context) -> Judgement:
-        q, candidates, analysed = self.candidates(question, context)
+    def judge(self, question: str, context: Context, read: int | None = None) -> Judgement:
+        """`read`: how many statements the reader reads (default `reader_sentences`)."""
+        language = detect_language(question)
+        if language != "en":
+            return lexical_judgement(question, language, context, self.analyser,
+                                     self.analyse_question(question))
+        q, candidates, analysed = self.candidates(question, context, read)
         judged = []
         weights, threshold = self.weights, self.threshold
         checked = claim_answers(question, q, context)
@@ -250,6 +285,7 @@ class Judge:
             sentence = text[c.sentence.start:c.sentence.end]
             claim = (c.block.label, normalize(display_text(sentence))) in checked
             reasons = (*c.reasons, "states the value the question checks") if claim else c.reasons
+            answer = reader_answer(c)
             judged.append(SentenceJudgement(
                 label=c.block.label, chunk_id=c.block.chunk.chunk_id,
                 document_id=c.block.chunk.document_id, start=c.sentence.start,
@@ -257,16 +293,20 @@ class Judge:
                 answers=(p >= threshold or claim) and can_answer(sentence),
                 score=round(p, 4),
                 span=c.span, span_text=span_text(text, c.span) if c.span else None,
+                answer=answer, answer_text=span_text(text, answer) if answer else None,
+                reader=round(c.read.probability, 4) if c.read else None,
                 candidates=c.candidates, matched=c.matched, reasons=reasons))
         judged.sort(key=lambda s: -s.score)
         return Judgement(question=q, sentences=tuple(judged), threshold=threshold,
-                         model=weights.version, analysed_at_request=analysed)
+                         floor=weights.floor, check=weights.check,
+                         model=weights.version, path=f"reader:{self.reader.version}",
+                         analysed_at_request=analysed)
 
     def analyse_question(self, question: str) -> QuestionAnalysis:
         return analyse_question(self.analyser.parse(question))
 
     def candidates(
-        self, question: str, context: Context
+        self, question: str, context: Context, read: int | None = None
     ) -> tuple[QuestionAnalysis, list[Candidate], int]:
         """The question's analysis, every context sentence with its features, and how many
         chunks had to be analysed now (no stored analysis)."""
@@ -284,13 +324,57 @@ class Judge:
             for sentence in chunk.analysis.sentences:
                 raw.append((block, sentence, sentence_features(q, block, chunk, sentence)))
         best_cover = max((x.values["cover"] for _, _, x in raw), default=0.0)
-        out = []
-        for block, sentence, x in raw:
+        for _, _, x in raw:
             x.values["cover_rel"] = x.values["cover"] - best_cover
+        verdicts = self.read(question, raw, self.reader_sentences if read is None else read)
+        out = []
+        for k, (block, sentence, x) in enumerate(raw):
+            verdict = verdicts.get(k)
+            x.values["reader"] = verdict.logit if verdict is not None else UNREAD
             out.append(Candidate(block, sentence, tuple(float(x.values[n]) for n in FEATURES),
                                  x.span, x.candidates, x.matched, tuple(x.reasons),
-                                 tuple(_stems(sentence.terms))))
+                                 tuple(_stems(sentence.terms)), verdict))
         return q, out, len(missing)
+
+    def read(self, question: str, raw: Sequence[tuple[ContextBlock, SentenceAnalysis,
+                                                       Features]], limit: int
+             ) -> dict[int, ReaderScore]:
+        """The reader's verdicts on the statements worth reading: the `limit` best by a
+        cheap lexical pre-score (what the question's rare words, its focus and the chunk's
+        dense similarity say), each sentence text once."""
+        worth = sorted((k for k, (b, s, _) in enumerate(raw)
+                        if can_answer(b.chunk.content[s.start:s.end])),
+                       key=lambda k: -prescore(raw[k][2]))[:limit]
+        texts: dict[str, list[int]] = {}
+        for k in worth:
+            block, s, _ = raw[k]
+            texts.setdefault(block.chunk.content[s.start:s.end], []).append(k)
+        if not texts:
+            return {}
+        titles = [raw[ks[0]][0].chunk.title for ks in texts.values()]
+        scores = self.reader.score(question, list(zip(titles, texts, strict=True)))
+        return {k: score for ks, score in zip(texts.values(), scores, strict=True) for k in ks}
+
+
+def prescore(x: Features) -> float:
+    """Which sentences the reader reads first: those stating the question's rare words and
+    focus, in chunks close to it."""
+    v = x.values
+    return 2.0 * v["cover_rare"] + v["cover"] + 0.5 * v["cover_chunk"] + v["dense"]
+
+
+def reader_answer(c: Candidate) -> TypedSpan | None:
+    """The reader's answer span as offsets in the chunk, typed like the analyser's span it
+    falls in (else ANSWER)."""
+    if c.read is None or c.read.span is None:
+        return None
+    start, end = c.sentence.start + c.read.span[0], c.sentence.start + c.read.span[1]
+    words = c.block.chunk.content[start:end]
+    if not words.strip():
+        return None
+    kind = next((sp.kind for sp in c.sentence.spans if sp.start <= start and end <= sp.end
+                 and sp.kind != "NOUN"), "ANSWER")
+    return TypedSpan(start=start, end=end, kind=kind, head=words.split()[-1].lower())
 
 
 @dataclass(frozen=True)
@@ -453,3 +537,53 @@ def for_trace(judgement: Judgement) -> Judgement:
     """The judgement as the trace keeps it: its best sentences only (every answering one)."""
     keep = max(TRACE_SENTENCES, len(judgement.answering))
     return judgement.model_copy(update={"sentences": judgement.sentences[:keep]})
+
+
+LEXICAL_ANSWER = 0.6  # share of the question's words a sentence must state (other languages)
+_PREFIX = 5  # a shared 5-letter prefix counts as the same word (Satz / Satzes)
+
+
+def _word_key(word: str) -> str:
+    """Inflections share a prefix; a compound name ("Gauß-Bonnet") must match whole."""
+    return word if "-" in word else word[:_PREFIX]
+
+
+def language_rarity(word: str, language: str) -> float:
+    """How rare a word is in that language, 0 .. 1 (wordfreq's Zipf scale): a sentence must
+    state the question's rare words ("Gauß-Bonnet") more than its common ones ("besagt")."""
+    from wordfreq import zipf_frequency
+
+    return max(0.05, min(1.0, (8.0 - zipf_frequency(word, language)) / 8.0))
+
+
+def lexical_judgement(question: str, language: str, context: Context, analyser: Analyser,
+                      q: QuestionAnalysis) -> Judgement:
+    """A question the reader cannot read (not English): a sentence answers when it states
+    at least LEXICAL_ANSWER of the question's words (weighted by rarity in that language),
+    that language's stop words left out.
+    The question's English analysis rides along for the trace only."""
+    from citadel.text.sentences import sentence_spans
+
+    focus = lexical_words(question, language)
+    weight = {w: language_rarity(w, language) for w in focus}
+    total = sum(weight.values()) or 1.0
+    judged = []
+    for block in context.blocks:
+        content = block.chunk.content
+        spans = ([(s.start, s.end) for s in block.chunk.analysis.sentences]
+                 if block.chunk.analysis is not None else sentence_spans(content))
+        for start, end in spans:
+            text = content[start:end]
+            present = {_word_key(w) for w in lexical_words(text, language)}
+            matched = tuple(w for w in focus if _word_key(w) in present)
+            share = sum(weight[w] for w in matched) / total
+            judged.append(SentenceJudgement(
+                label=block.label, chunk_id=block.chunk.chunk_id,
+                document_id=block.chunk.document_id, start=start, end=end,
+                text=display_text(text), answers=share >= LEXICAL_ANSWER and can_answer(text),
+                score=round(share, 4), matched=matched,
+                reasons=(f"{language}: {len(matched)}/{len(focus)} question words stated",)))
+    judged.sort(key=lambda s: -s.score)
+    return Judgement(question=q, sentences=tuple(judged), threshold=LEXICAL_ANSWER,
+                     floor=0.0, check=LEXICAL_ANSWER, model="lexical",
+                     path=f"lexical:{language}")

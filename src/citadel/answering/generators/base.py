@@ -13,6 +13,11 @@ class Generator(ABC):
     # More than 1: the engine may call `generate` again, with `feedback` saying what `review`
     # found wrong with the gated draft; if the last attempt is refused too, it abstains.
     max_attempts: int = 1
+    # True for a model that decides itself whether the context answers (a language model, a
+    # scripted reader): the engine asks it unless the judgement finds the context certainly
+    # irrelevant (`Judgement.relevant`), then checks what it kept. False (the extractive
+    # generator): the engine abstains before generation unless a sentence answers.
+    decides: bool = False
 
     @abstractmethod
     def generate(

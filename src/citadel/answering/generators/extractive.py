@@ -1,8 +1,10 @@
 """The offline, deterministic generator: it answers with the context sentences that the
 judgement stage found to answer the question, each tied to its label and its exact text as
-the quote, and the answer span (the exact words, e.g. "Lyon") of the best one.
+the quote, and the answer span (the exact words, e.g. "Lyon") of the best one: the reader's
+span head marks them, else the analyser's typed span of the expected kind.
 
-It answers with the best answering sentence, and adds another (up to `max_sentences`) only
+It answers with the best answering sentence (the judgement's order: the evidence reader's
+verdict, calibrated with the lexical features), and adds another (up to `max_sentences`) only
 when that one states a different supported fact: it answers a part of the question the
 first does not (a focus word only it states), and it is not a copy of a sentence already
 chosen. No answering sentence: the draft abstains.
@@ -69,10 +71,18 @@ class ExtractiveGenerator(Generator):
             DraftSentence(text=s.text, citations=(DraftCitation(label=s.label, quote=s.text),))
             for s in chosen)
         first = chosen[0]
-        span = (DraftSpan(label=first.label, text=first.span_text, kind=first.span.kind)
-                if first.span is not None and first.span_text else None)
+        span = answer_span(first)
         return Draft(sentences=sentences, span=span, confidence=first.score,
                      generator=self.name, prompt_version=self.prompt_version)
+
+
+def answer_span(s: SentenceJudgement) -> DraftSpan | None:
+    """The answer's exact words: the reader's span, else the analyser's typed span."""
+    if s.answer is not None and s.answer_text:
+        return DraftSpan(label=s.label, text=s.answer_text, kind=s.answer.kind)
+    if s.span is not None and s.span_text:
+        return DraftSpan(label=s.label, text=s.span_text, kind=s.span.kind)
+    return None
 
 
 def choose(answering: list[SentenceJudgement], limit: int) -> list[SentenceJudgement]:

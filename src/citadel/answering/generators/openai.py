@@ -74,6 +74,7 @@ def format_problems(feedback: RetryFeedback) -> str:
 
 class OpenAIGenerator(Generator):
     max_attempts = 2
+    decides = True  # the model decides whether the context answers (see Engine._prepare)
 
     def __init__(
         self,
