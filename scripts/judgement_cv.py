@@ -2,12 +2,16 @@
 real `Engine`, each question answered with weights that never saw its article.
 
     .venv/bin/python scripts/judgement_cv.py [--folds DIR] [--home DIR] [--out FILE]
+        [--suites squad2,counterfactual,demo] [--reader oracle|guesser]
 
 `scripts/train_judgement.py` leaves one weights file per held-out group in `--folds`
 (`<article-slug>.json`, `demo.json`). For each SQuAD 2.0 article the squad2 and
 counterfactual suites ask that article's questions with the weights (and threshold) fitted
 without it; the demo suite runs with the weights fitted without the demo set. Tallies are
-summed over the folds and printed per suite; `--out` gets them as JSON.
+summed over the folds and printed per suite; `--out` gets them as JSON. With `--reader`, a
+scripted reader (`citadel.evaluation.scripted_readers`) answers in place of the extractive
+generator on squad2 and counterfactual: the decision layer measured apart from any model.
+Citation precision is scored by the evidence reader, as `citadel eval` does.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from pathlib import Path
 
 from citadel.answering.judgement import load_weights
 from citadel.config import Settings
-from citadel.evaluation.claims import LexicalClaimScorer
+from citadel.evaluation.claims import ReaderClaimScorer
 from citadel.evaluation.counterfactual import run_counterfactual
 from citadel.evaluation.datasets import load_qa
 from citadel.evaluation.squad2 import find_squad2, load_squad2, run_squad2
@@ -40,11 +44,11 @@ def _merge(into: RunTally, run: RunTally) -> None:
         into.tallies[name] = Tally(have.total + t.total, have.n + t.n)
 
 
-def _options(home: Path, fold: Path) -> RunOptions:
+def _options(home: Path, fold: Path, reader: str | None = None) -> RunOptions:
     weights = load_weights(fold)
     settings = Settings.load(overrides={"home": home, "judgement_weights": fold,
                                         "support_threshold": weights.threshold})
-    return RunOptions(settings, LexicalClaimScorer(), progress=False)
+    return RunOptions(settings, ReaderClaimScorer(), progress=False, reader=reader)
 
 
 def main() -> int:
@@ -54,6 +58,9 @@ def main() -> int:
     parser.add_argument("--home", type=Path, default=ROOT / ".citadel" / "judgement-cv")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--suites", default="squad2,counterfactual,demo")
+    parser.add_argument("--reader", choices=("oracle", "guesser"), default=None,
+                        help="a scripted reader answers instead of the extractive generator "
+                             "(squad2 and counterfactual)")
     args = parser.parse_args()
     path = find_squad2(ROOT)
     if path is None:
@@ -68,13 +75,14 @@ def main() -> int:
         if not fold.is_file():
             sys.exit(f"no fold weights {fold}: run scripts/train_judgement.py first")
         if "squad2" in suites:
-            run = run_squad2(data, _options(args.home / "squad2", fold), embedder, [article])
+            options = _options(args.home / "squad2", fold, args.reader)
+            run = run_squad2(data, options, embedder, [article])
             _merge(totals["squad2"], run.tally)
             per_fold["squad2"][article] = run.tally.metrics()
         if "counterfactual" in suites:
-            run = run_counterfactual(data, ROOT / "eval" / "counterfactual.jsonl",
-                                     _options(args.home / "counterfactual", fold), embedder,
-                                     [article])
+            options = _options(args.home / "counterfactual", fold, args.reader)
+            run = run_counterfactual(data, ROOT / "eval" / "counterfactual.jsonl", options,
+                                     embedder, [article])
             _merge(totals["counterfactual"], run.tally)
             per_fold["counterfactual"][article] = run.tally.metrics()
         print(f"fold {article} done", file=sys.stderr)

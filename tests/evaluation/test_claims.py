@@ -80,3 +80,16 @@ def test_calibrate_chooses_on_even_claims_and_reports_odd_ones():
     assert result["calibration_half"]["n_positive"] == 2  # claims 0 and 2
     assert result["held_out_at_calibrated_threshold"]["n_negative"] == 2  # claims 1 and 3
     assert result["held_out_at_calibrated_threshold"]["accuracy"] == 1.0
+
+
+def test_reader_claim_scorer_prefers_the_supporting_quote_and_reports_its_agreement():
+    from citadel.evaluation.claims import ReaderClaimScorer
+
+    scorer = ReaderClaimScorer()
+    claim = "Gift cards are valid for 24 months."
+    support = scorer.score(claim, "Gift cards are valid for 24 months from the date of purchase.")
+    other = scorer.score(claim, "Standard delivery takes three to five working days.")
+    assert support > other
+    assert scorer.name.startswith("reader:")
+    agreement = scorer.agreement()  # measured on SciFact's held-out claims, from the card
+    assert {"support_vs_contradict_auc", "support_vs_other_auc"} <= set(agreement)

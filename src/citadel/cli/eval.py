@@ -13,6 +13,10 @@ GATE_METRICS = ("citation_integrity", "quote_validity")
 SUITE_CHECKS = {"poison": ("poison_pass_rate",)}
 # Suites whose knowledge base is not the demo one get a snapshot home of their own.
 OWN_HOME = ("scifact", "squad2", "counterfactual")
+# Scripted readers (citadel.evaluation.scripted_readers) and the suites that can feed them
+# gold answers; kept literal so `--help` imports no engine.
+READERS = ("oracle", "guesser")
+READER_SUITES = ("squad2", "counterfactual")
 
 
 @click.command("eval")
@@ -38,11 +42,12 @@ OWN_HOME = ("scifact", "squad2", "counterfactual")
               help="squad2, counterfactual: only the questions of these articles (e.g. a "
                    "held-out fold).")
 @click.option("--claim-threshold", type=click.FloatRange(0, 1), default=None,
-              help="Claim-support threshold of the lexical scorer (default: its calibrated "
-                   "one).")
-@click.option("--claim-scorer", type=click.Choice(["lexical", "llm"]), default="lexical",
-              show_default=True,
-              help="Who scores claim support: the lexical scorer, or a language model (the "
+              help="Claim-support threshold of the reader or lexical scorer (default: "
+                   "0.5 for the reader, the lexical scorer's calibrated one).")
+@click.option("--claim-scorer", type=click.Choice(["reader", "lexical", "llm"]),
+              default="reader", show_default=True,
+              help="Who scores claim support (citation precision): the evidence reader "
+                   "(claim against quote), the lexical scorer, or a language model (the "
                    "llm_* settings' server, or CITADEL_GENERATOR=local).")
 @click.option("--check", is_flag=True,
               help="Exit 1 unless citation integrity and quote validity are 100% "
@@ -51,12 +56,18 @@ OWN_HOME = ("scifact", "squad2", "counterfactual")
               help="Score the streamed answers (what the HTTP stream and the page show): "
                    "each question through stream(), its deltas checked against its final "
                    "answer.")
+@click.option("--reader", type=click.Choice(READERS), default=None,
+              help="squad2, counterfactual: a scripted reader answers instead of the "
+                   "generator (oracle: cites the gold answer's sentence, else abstains; "
+                   "guesser: always cites the sentence sharing most words with the "
+                   "question), so the decision layer is measured apart from any model.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def eval_command(
     suite: str | None, compare_paths: tuple[Path, Path] | None, out: Path | None,
     backend: str | None, generator: str | None, dataset: Path | None, kb: Path | None,
     eval_home: Path | None, k: int | None, limit: int | None, articles: str | None,
-    claim_threshold: float | None, claim_scorer: str, check: bool, stream: bool, quiet: bool,
+    claim_threshold: float | None, claim_scorer: str, check: bool, stream: bool,
+    reader: str | None, quiet: bool,
 ) -> None:
     """Score each layer on its own: retrieval, citation integrity, quote validity, claim
     support, completeness, correctness, abstention, poison cases. `--suite claims` scores
@@ -79,13 +90,19 @@ def eval_command(
         raise click.UsageError(f"choose --suite {'|'.join(SUITES)}, or --compare A.json B.json")
     if articles and suite not in ("squad2", "counterfactual"):
         raise click.UsageError("--articles applies to --suite squad2 and counterfactual only")
+    if reader and suite not in READER_SUITES:
+        raise click.UsageError(f"--reader applies to --suite {' and '.join(READER_SUITES)} "
+                               f"only (they know each question's gold answers)")
+    if reader and generator:
+        raise click.UsageError("use either --reader or --generator: the scripted reader "
+                               "replaces the generator")
     if stream and suite == "claims":
         raise click.UsageError("--stream needs a suite that asks questions (claims scores "
                                "the claim scorer alone)")
     chosen = [a.strip() for a in articles.split(",") if a.strip()] if articles else None
     results = _run(suite, out or Path("eval-results") / suite, backend, generator, dataset, kb,
                    eval_home, k, limit, chosen, claim_threshold, claim_scorer, not quiet,
-                   stream)
+                   stream, reader)
     if check:
         checked = GATE_METRICS + SUITE_CHECKS.get(suite, ())
         broken = [f"{m} {results.metrics[m]:.3f}" for m in checked
@@ -98,8 +115,8 @@ def eval_command(
 def _run(suite: str, out: Path, backend: str | None, generator: str | None,
          dataset: Path | None, kb: Path | None, eval_home: Path | None, k: int | None,
          limit: int | None, articles: list[str] | None, claim_threshold: float | None,
-         claim_scorer: str, progress: bool, stream: bool = False):
-    from citadel.evaluation.claims import LexicalClaimScorer
+         claim_scorer: str, progress: bool, stream: bool = False, reader: str | None = None):
+    from citadel.evaluation.claims import LexicalClaimScorer, ReaderClaimScorer
 
     overrides = {n: v for n, v in (("backend", backend), ("generator", generator)) if v}
     settings = Settings.load(overrides=overrides)
@@ -111,12 +128,15 @@ def _run(suite: str, out: Path, backend: str | None, generator: str | None,
         from citadel.evaluation.llm_judge import llm_scorer
 
         scorer = llm_scorer(settings)
+    elif claim_scorer == "reader":
+        scorer = ReaderClaimScorer() if claim_threshold is None else ReaderClaimScorer(
+            threshold=claim_threshold)
     else:
         scorer = LexicalClaimScorer() if claim_threshold is None else LexicalClaimScorer(
             threshold=claim_threshold)
     try:
         return _run_with(suite, out, settings, scorer, dataset, kb, k, limit, articles,
-                         progress, stream)
+                         progress, stream, reader)
     finally:
         if hasattr(scorer, "close"):
             scorer.close()
@@ -124,7 +144,8 @@ def _run(suite: str, out: Path, backend: str | None, generator: str | None,
 
 def _run_with(suite: str, out: Path, settings: Settings, scorer, dataset: Path | None,
               kb: Path | None, k: int | None, limit: int | None,
-              articles: list[str] | None, progress: bool, stream: bool = False):
+              articles: list[str] | None, progress: bool, stream: bool = False,
+              reader: str | None = None):
     from citadel.evaluation import locations, suites
     from citadel.evaluation.datasets import DatasetError, load_poison, load_qa
     from citadel.evaluation.report import summary_line, write_outputs
@@ -132,7 +153,7 @@ def _run_with(suite: str, out: Path, settings: Settings, scorer, dataset: Path |
     from citadel.evaluation.scifact import load_scifact
 
     options = suites.RunOptions(settings, scorer, k=k, progress=progress, limit=limit,
-                                stream=stream)
+                                stream=stream, reader=reader)
     kb_path = kb or locations.default_kb()
     data_path = dataset or locations.default_dataset(suite)
     started = time.perf_counter()

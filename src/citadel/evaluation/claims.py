@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from citadel.text.terms import STOPWORDS, stem, tokens
@@ -153,3 +154,27 @@ class LexicalClaimScorer:
 
     def score(self, claim: str, evidence: str) -> float:
         return self.explain(claim, evidence).score
+
+
+class ReaderClaimScorer:
+    """The evidence reader as a claim judge: the claim in the question's place, the quote as
+    the passage; the score is the reader's probability that the quote supports the claim.
+    Trained on SciFact claims of the calibration half (SUPPORT vs CONTRADICT and unrelated
+    sentences) besides SQuAD; its agreement with the held-out half's labels is on the model
+    card (`agreement`) and beside every suite's citation precision."""
+
+    name = "reader"
+
+    def __init__(self, threshold: float = 0.5, model_dir: Path | None = None) -> None:
+        from citadel.answering.reader import Reader
+
+        self.threshold = threshold
+        self.reader = Reader(model_dir)
+        self.name = f"reader:{self.reader.version}"
+
+    def score(self, claim: str, evidence: str) -> float:
+        return self.reader.score(claim, [("", evidence)])[0].probability
+
+    def agreement(self) -> dict:
+        """The reader's figures as a claim judge on SciFact's held-out claims (model card)."""
+        return dict(self.reader.card.get("held_out", {}).get("scifact_claims") or {})

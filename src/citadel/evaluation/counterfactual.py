@@ -15,6 +15,10 @@ Scoring: `conflict_flagged` (a conflict is raised and citations point into both 
 paragraph and its twin), `fooled` (no conflict, and the answer states the swapped span),
 `answer_correctness` (not fooled, and a cited gold answer as in the squad2 suite),
 `abstained`.
+
+With a scripted reader (`RunOptions.reader`), the oracle knows the true paragraph's answers
+(`CounterfactualCase.answers`), never the swapped span: whatever conflict is flagged, the
+decision layer flagged it.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ from citadel.evaluation.suites import (
     record_run,
     row_log,
     score_answer_layers,
+    scripted_reader,
 )
 from citadel.evaluation.tally import RunTally
 from citadel.records import Answer, Record
@@ -188,8 +193,12 @@ def run_counterfactual(
     corpus = write_corpus([*data.paragraphs.values(), *twins(data, all_cases)],
                           options.settings.home / "corpus")
     answers: list[Answer] = []
-    with open_engine([corpus], options.settings, embedder, options.progress) as engine:
+    reader = scripted_reader(run, options)
+    with open_engine([corpus], options.settings, embedder, options.progress,
+                     generator=reader) as engine:
         for case in _bar(cases, "eval counterfactual", options.progress):
+            if reader is not None:
+                reader.expect(case.question, case.answers)
             answer = ask(engine, case.question, options)
             answers.append(answer)
             run.rows.append(score_case(run, case, answer, engine, options))

@@ -45,6 +45,13 @@ METRICS: tuple[MetricInfo, ...] = (
     MetricInfo("span_f1", "answers", "answer span token F1 (SQuAD)", "question", ratio=False),
     MetricInfo("evidence_in_context", "retrieval (documents)", "gold paragraph in the context",
                "question"),
+    MetricInfo("released_with_gold_in_context", "decision (scripted reader)",
+               "released with the gold paragraph in the context", "question"),
+    MetricInfo("withheld_before_model", "decision (scripted reader)",
+               "withheld before the reader, gold paragraph in the context (lower is better)",
+               "question"),
+    MetricInfo("unanswerable_stopped", "decision (scripted reader)",
+               "unanswerable stopped (abstained or conflict)", "question"),
     MetricInfo("poison_pass_rate", "poison", "cases passed", "case"),
     MetricInfo("conflict_flagged", "conflicts", "conflict flagged, both sides cited", "case"),
     MetricInfo("fooled", "conflicts", "swapped fact stated without a conflict (lower is "
@@ -58,7 +65,7 @@ METRICS: tuple[MetricInfo, ...] = (
                "SUPPORT vs random sentence (held out)", "pair", ratio=False),
 )
 INFO = {m.key: m for m in METRICS}
-LOWER_IS_BETTER = {"false_abstention_rate", "fooled"}
+LOWER_IS_BETTER = {"false_abstention_rate", "fooled", "withheld_before_model"}
 
 
 def _info(key: str) -> MetricInfo:
@@ -100,7 +107,10 @@ def _run_rows(results: EvalResults) -> list[tuple[str, str]]:
         ("retrieval config", show(results.retrieval_config_version)),
         ("embedder", results.embedder),
         ("claim scorer", f"{results.config.get('claim_scorer')} (threshold "
-                         f"{results.config.get('claim_threshold')})"),
+                         f"{results.config.get('claim_threshold')})"
+                         + (f"; agreement with SciFact held-out labels "
+                            f"{results.config['claim_scorer_agreement']}"
+                            if results.config.get("claim_scorer_agreement") else "")),
         ("git commit", results.git_commit),
         ("run", f"{results.created_at}, {results.seconds} s"),
     ]

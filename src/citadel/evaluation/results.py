@@ -80,7 +80,10 @@ def build_results(
         created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         seconds=round(seconds, 1),
         config={**run.config, "top_k": settings.top_k, "max_context": settings.max_context,
-                "claim_scorer": scorer.name, "claim_threshold": scorer.threshold},
+                "claim_scorer": scorer.name, "claim_threshold": scorer.threshold,
+                # A learned judge is measured too: its agreement with SciFact's labels.
+                **({"claim_scorer_agreement": scorer.agreement()}
+                   if hasattr(scorer, "agreement") else {})},
         **run.run,
         **run.extra,
     )

@@ -14,6 +14,10 @@ Scoring (each layer on its own, docs/evaluation.md):
 * unanswerable: `abstention_accuracy`.
 * the answer-side layers (integrity, quote validity, claim support, completeness) as every
   suite, and retrieval of the gold paragraph (document level).
+* with a scripted reader (`RunOptions.reader`), what the decision layer did with it:
+  `released_with_gold_in_context` and `withheld_before_model` (answerable, gold paragraph in
+  the context: released, or abstained before the reader was asked), `unanswerable_stopped`
+  (unanswerable with a non-empty context: abstained, or answered with a conflict).
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from citadel.evaluation.suites import (
     record_run,
     row_log,
     score_answer_layers,
+    scripted_reader,
 )
 from citadel.evaluation.tally import RunTally
 from citadel.records import Answer
@@ -213,13 +218,43 @@ def run_squad2(
                    config={"k": k, "ndcg_k": 10, "retrieval_level": "document"})
     corpus = write_corpus(list(data.paragraphs.values()), options.settings.home / "corpus")
     answers: list[Answer] = []
-    with open_engine([corpus], options.settings, embedder, options.progress) as engine:
+    reader = scripted_reader(run, options)
+    with open_engine([corpus], options.settings, embedder, options.progress,
+                     generator=reader) as engine:
         for q in _bar(questions, "eval squad2", options.progress):
+            if reader is not None:
+                reader.expect(q.text, q.answers if q.answerable else ())
             answer = ask(engine, q.text, options)
             answers.append(answer)
             run.rows.append(score_row(run, q, answer, engine, k, options))
         record_run(run, answers, engine)
     return run
+
+
+def score_decision(
+    t: RunTally, q: Question, answer: Answer, in_context: bool
+) -> dict[str, bool]:
+    """What the decision layer did with a scripted reader's answer. Answerable with the gold
+    paragraph in the context (a reader could answer): released, or withheld before the
+    reader was asked. Unanswerable with something in the context (a reader could be
+    fooled): stopped, by abstaining or by flagging a conflict."""
+    if q.answerable:
+        if not in_context:
+            return {}
+        released = not answer.abstained
+        skipped = answer.trace.generation_skipped is not None
+        t.add("released_with_gold_in_context", released,
+              None if released else f"{q.id}: withheld {q.text!r} with its gold paragraph "
+              f"in the context ({answer.trace.generation_skipped or 'after the reader'})")
+        t.add("withheld_before_model", skipped)
+        return {"released": released, "withheld_before_model": skipped}
+    if not answer.trace.context_labels:
+        return {}
+    stopped = answer.abstained or answer.conflict is not None
+    t.add("unanswerable_stopped", stopped,
+          None if stopped else f"{q.id}: released {answer.answer!r} for unanswerable "
+          f"{q.text!r}")
+    return {"stopped": stopped}
 
 
 def score_row(
@@ -255,6 +290,8 @@ def score_row(
             tally.add("abstention_accuracy", answer.abstained,
                       None if answer.abstained or tally is by_article else
                       f"{q.id}: answered {q.text!r} with {answer.answer!r}")
+    if options.reader is not None:
+        scores.update(score_decision(t, q, answer, in_context))
     layers = score_answer_layers(run, q.id, answer, engine, options.scorer)
     return row_log(q.id, q.text, answer, article=q.article, paragraph_id=q.paragraph_id,
                    answerable=q.answerable, gold_answers=list(dict.fromkeys(q.answers)),

@@ -20,6 +20,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from citadel.answering.generators import Generator
 from citadel.config import Settings
 from citadel.engine import Engine
 from citadel.evaluation.calibration import accuracy_at, calibrate, is_calibration_half
@@ -35,6 +36,7 @@ from citadel.evaluation.metrics import (
 from citadel.evaluation.poison import judge
 from citadel.evaluation.scifact import SciFact, rationale_pairs, write_corpus
 from citadel.evaluation.scoring import score_answer
+from citadel.evaluation.scripted_readers import READERS, ScriptedReader, make_reader
 from citadel.evaluation.tally import RunTally
 from citadel.ingest.pipeline import ingest
 from citadel.records import Answer
@@ -43,6 +45,9 @@ from citadel.retrieval.embedders import Embedder, get_embedder
 NDCG_K = 10
 RUN_FIELDS = ("snapshot_id", "backend", "strategy", "generator", "prompt_version",
               "retrieval_config_version")
+# Suites that know each question's gold answers, so a scripted reader can stand in for the
+# model (`RunOptions.reader`).
+READER_SUITES = ("squad2", "counterfactual")
 
 
 @dataclass
@@ -68,6 +73,14 @@ class RunOptions:
     limit: int | None = None
     # Score `Engine.stream` (what the HTTP stream and the page show) instead of `answer()`.
     stream: bool = False
+    # A scripted reader (`scripted_readers.READERS`) instead of the configured generator, to
+    # measure the decision layer apart from any model; READER_SUITES only.
+    reader: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.reader is not None and self.reader not in READERS:
+            raise ValueError(f"unknown reader {self.reader!r}: choose "
+                             f"{' or '.join(READERS)}")
 
 
 class StreamMismatch(RuntimeError):
@@ -99,16 +112,36 @@ def ask(engine: Engine, question: str, options: RunOptions, **kwargs: Any) -> An
 
 @contextmanager
 def open_engine(
-    kb_paths: Sequence[Path], settings: Settings, embedder: Embedder | None, progress: bool
+    kb_paths: Sequence[Path], settings: Settings, embedder: Embedder | None, progress: bool,
+    generator: Generator | None = None,
 ) -> Iterator[Engine]:
-    """Ingest (or reuse) the suite's knowledge base in `settings.home`, then open it."""
+    """Ingest (or reuse) the suite's knowledge base in `settings.home`, then open it, with
+    `generator` (e.g. a scripted reader) instead of the configured one when given."""
     embedder = embedder or get_embedder(settings.embedder)
     ingest(list(kb_paths), settings, embedder=embedder, progress=progress)
-    engine = Engine.open(settings, embedder=embedder)
+    engine = Engine.open(settings, embedder=embedder, generator=generator)
     try:
         yield engine
     finally:
         engine.close()
+
+
+def refuse_reader(suite: str, options: RunOptions) -> None:
+    """A scripted reader needs each question's gold answers: a suite without them refuses
+    one (ValueError) rather than silently run the configured generator."""
+    if options.reader is not None and suite not in READER_SUITES:
+        raise ValueError(f"--reader needs gold answers: the {suite} suite has none to give "
+                         f"it (use --suite {' or '.join(READER_SUITES)})")
+
+
+def scripted_reader(run: SuiteRun, options: RunOptions) -> ScriptedReader | None:
+    """The run's scripted reader (recorded in its config, so its results say which
+    instrument answered), or None: the configured generator answers."""
+    refuse_reader(run.suite, options)
+    if options.reader is None:
+        return None
+    run.config["reader"] = options.reader
+    return make_reader(options.reader)
 
 
 def _bar(items: Sequence[Any], desc: str, progress: bool) -> tqdm:
@@ -202,6 +235,7 @@ def run_qa(
     dataset: Dataset[QARow], kb_paths: Sequence[Path], options: RunOptions,
     embedder: Embedder | None = None,
 ) -> SuiteRun:
+    refuse_reader("demo", options)
     with open_engine(kb_paths, options.settings, embedder, options.progress) as engine:
         return evaluate_qa(dataset, engine, options)
 
@@ -275,6 +309,7 @@ def run_poison(
     """Cases without inline documents run on the demo KB; cases that bring documents run on
     a copy of it with those documents added (one knowledge base per distinct set)."""
     run = SuiteRun("poison", dataset.describe(), config={"rules": "see docs/evaluation.md"})
+    refuse_reader(run.suite, options)
     cases = list(_limited(dataset.rows, options.limit))
     groups: dict[str, list[PoisonCase]] = {}
     for case in cases:
@@ -373,6 +408,7 @@ def run_scifact(
     run = SuiteRun("scifact", data.describe(),
                    config={"k": k, "ndcg_k": NDCG_K, "retrieval_level": "document",
                            "chunks_retrieved_per_query": SCIFACT_RETRIEVE})
+    refuse_reader(run.suite, options)
     started = time.perf_counter()
     corpus = write_corpus(data, settings.home / "corpus")
     answers: list[Answer] = []
