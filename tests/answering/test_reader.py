@@ -85,3 +85,11 @@ def test_a_corrupted_model_is_refused(tmp_path):
         f.write(bytes([byte[0] ^ 0xFF]))  # flip one byte
     with pytest.raises(ReaderUnavailable, match="corrupted"):
         Reader(tmp_path).score("q?", [("t", "s.")])
+
+
+def test_a_question_longer_than_the_window_is_read_not_refused(reader):
+    # Questions up to max_question_chars (2,000 characters) reach the reader; a claim scored
+    # for citation precision can be as long.
+    long_question = "In what year did the Normans conquer England " + "and why " * 200 + "?"
+    (score,) = reader.score(long_question, [("History", "The Normans conquered England in 1066.")])
+    assert 0.0 <= score.probability <= 1.0

@@ -125,7 +125,9 @@ class Reader:
             raise ReaderUnavailable(f"the reader model {model} does not match the sha256 of "
                                     "its model card: the file is corrupted; reinstall citadel")
         tokenizer = Tokenizer.from_file(str(self.model_dir / TOKENIZER_FILE))
-        tokenizer.enable_truncation(MAX_TOKENS, strategy="only_second")
+        # The longer of question and passage is cut: a question (or claim) that alone fills
+        # the window must not fail (only_second would), and an ordinary one keeps its words.
+        tokenizer.enable_truncation(MAX_TOKENS, strategy="longest_first")
         tokenizer.no_padding()
         options = ort.SessionOptions()
         options.log_severity_level = 3
