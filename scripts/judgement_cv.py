@@ -11,7 +11,6 @@ without it; the demo suite runs with the weights fitted without the demo set. Ta
 summed over the folds and printed per suite; `--out` gets them as JSON. With `--reader`, a
 scripted reader (`citadel.evaluation.scripted_readers`) answers in place of the extractive
 generator on squad2 and counterfactual: the decision layer measured apart from any model.
-Citation precision is scored by the evidence reader, as `citadel eval` does.
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ from pathlib import Path
 
 from citadel.answering.judgement import load_weights
 from citadel.config import Settings
-from citadel.evaluation.claims import ReaderClaimScorer
+from citadel.evaluation.claims import LexicalClaimScorer
 from citadel.evaluation.counterfactual import run_counterfactual
 from citadel.evaluation.datasets import load_qa
 from citadel.evaluation.squad2 import find_squad2, load_squad2, run_squad2
@@ -48,7 +47,7 @@ def _options(home: Path, fold: Path, reader: str | None = None) -> RunOptions:
     weights = load_weights(fold)
     settings = Settings.load(overrides={"home": home, "judgement_weights": fold,
                                         "support_threshold": weights.threshold})
-    return RunOptions(settings, ReaderClaimScorer(), progress=False, reader=reader)
+    return RunOptions(settings, LexicalClaimScorer(), progress=False, reader=reader)
 
 
 def main() -> int:
