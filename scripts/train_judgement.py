@@ -46,6 +46,7 @@ from citadel.answering.context import build_context
 from citadel.answering.judgement import (
     DECIDER_INPUTS,
     FEATURES,
+    MODEL_SENTENCES,
     Judge,
     JudgementWeights,
     Logistic,
@@ -94,7 +95,18 @@ def _context(engine: Engine, question: str):
 def _question_rows(engine: Engine, judge: Judge, question: str, group: str, qid: str,
                    answerable: bool, is_gold) -> dict:
     context = _context(engine, question)
-    _, candidates, _ = judge.candidates(question, context)
+    # What the extractive path sees (the reader reads READER_SENTENCES statements), and what
+    # a language model's path sees (it reads MODEL_SENTENCES): the floor and the check apply
+    # on the second, so they are fitted on it.
+    return {"group": group, "id": qid, "answerable": answerable, "question": question,
+            "sentences": _sentence_rows(judge, question, context, answerable, is_gold, None),
+            "model_sentences": _sentence_rows(judge, question, context, answerable, is_gold,
+                                              MODEL_SENTENCES)}
+
+
+def _sentence_rows(judge: Judge, question: str, context, answerable: bool, is_gold,
+                   read: int | None) -> list[dict]:
+    _, candidates, _ = judge.candidates(question, context, read)
     sentences = []
     for c in candidates:
         chunk = c.block.chunk
@@ -106,8 +118,7 @@ def _question_rows(engine: Engine, judge: Judge, question: str, group: str, qid:
                           "read": c.read is not None,
                           "terms": list(c.terms), "text": text})
     # The texts are for probes of candidate features (scripts/probe_sentence_similarity.py).
-    return {"group": group, "id": qid, "answerable": answerable, "question": question,
-            "sentences": sentences}
+    return sentences
 
 
 def extract(home: Path, progress: bool, reader: Path | None) -> list[dict]:
@@ -213,13 +224,15 @@ def fit(rows: list[dict], version: str) -> JudgementWeights:
                                       "floor": floor, "check": check})
 
 
-def probabilities(row: dict, weights: JudgementWeights) -> list[float]:
-    """Every sentence's probability of answering, as `Judge.judge` computes it."""
-    values = [s["x"] for s in row["sentences"]]
+def probabilities(row: dict, weights: JudgementWeights, key: str = "sentences"
+                  ) -> list[float]:
+    """Every sentence's probability of answering, as `Judge.judge` computes it (`key`:
+    "model_sentences" for a language model's path)."""
+    values = [s["x"] for s in row[key]]
     if not values:
         return []
     logits = [weights.ranker.logit(v) for v in values]
-    groups = statement_groups([s["terms"] for s in row["sentences"]])
+    groups = statement_groups([s["terms"] for s in row[key]])
     return [sigmoid(weights.decider.logit(x)) for x in decider_inputs(values, logits, groups)]
 
 
@@ -235,16 +248,19 @@ def guess(row: dict) -> int | None:
 
 
 def cutoff_rows(rows: list[dict], weights: JudgementWeights):
-    """(answerable rows with the answer in the context: best p, best answering p),
-    (unanswerable rows with a context: best p, the guessed sentence's p)."""
+    """On a language model's path: (answerable rows with the answer in the context: best p,
+    the first answering sentence's p), (unanswerable rows with a context: best p, the guessed
+    sentence's p)."""
     answerable, unanswerable = [], []
     for r in rows:
-        p = probabilities(r, weights)
+        key = "model_sentences" if "model_sentences" in r else "sentences"
+        p = probabilities(r, weights, key)
         if not p:
             continue
-        gold = [q for q, s in zip(p, r["sentences"], strict=True) if s["y"]]
+        gold = [q for q, s in zip(p, r[key], strict=True) if s["y"]]
         if r["answerable"] and gold:
-            answerable.append((max(p), max(gold)))
+            # The oracle cites the first sentence (in context order) that holds the answer.
+            answerable.append((max(p), gold[0]))
         elif not r["answerable"]:
             g = guess(r)
             unanswerable.append((max(p), p[g] if g is not None else 0.0))
