@@ -164,6 +164,9 @@ def main() -> None:
     parser.add_argument("--stream-requests", type=int, default=60)
     parser.add_argument("--max-seconds", type=float, default=60, help="per level")
     parser.add_argument("--embedder", default=os.environ.get("CITADEL_EMBEDDER", "minilm"))
+    parser.add_argument("--baseline-src", type=Path, default=None,
+                        help="also serve with this `src` folder first (e.g. a worktree of an "
+                             "earlier commit) and print the ratio")
     args = parser.parse_args()
 
     load_before = os.getloadavg()[0]
@@ -175,29 +178,21 @@ def main() -> None:
                        check=True, stdout=subprocess.DEVNULL)
         print(f"ingested the demo KB ({args.embedder}) in {time.perf_counter() - t0:.1f}s",
               file=sys.stderr)
-        port = free_port()
-        server = start_server(home, port, env)
-        base = f"http://127.0.0.1:{port}"
-        try:
-            asyncio.run(answer_level(base, 4, 40, 30))  # warm-up, not reported
-            floor = asyncio.run(health_level(base, 8, 2000, 10))
-            levels = []
-            for c in (int(x) for x in args.concurrency.split(",")):
-                levels.append(asyncio.run(answer_level(base, c, args.requests,
-                                                       args.max_seconds)))
-                print(f"  concurrency {c}: done", file=sys.stderr)
-            stream = first_delta(base, args.stream_requests, args.max_seconds)
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
-        for row in levels:
-            row.update(server_latencies(home / "server.log", row["concurrency"]))
-
+        baseline = None
+        if args.baseline_src is not None:
+            # The same snapshot served by other code (e.g. a `git worktree` of an earlier
+            # commit), measured first in the same run: a before/after pair on one machine.
+            old = {**env, "PYTHONPATH": str(args.baseline_src.resolve())}
+            baseline, _, _ = measure(home, old, args)
+            print("  baseline measured", file=sys.stderr)
+        levels, stream, floor = measure(home, env, args)
     load = (round(load_before, 1), round(os.getloadavg()[0], 1))
     report = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                           "platform": platform.platform(), "loadavg_1min_before_after": load},
               "embedder": args.embedder, "backend": "local", "answer": levels,
-              "stream": stream, "healthz": floor}
+              "stream": stream, "healthz": floor,
+              **({"baseline": {"src": str(args.baseline_src), "answer": baseline}}
+                 if baseline is not None else {})}
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "http_load.json").write_text(json.dumps(report, indent=2))
     print(f"\n`/v1/answer`, demo KB, local backend, {args.embedder} embedder, "
@@ -210,6 +205,13 @@ def main() -> None:
         print(f"| {row['concurrency']} | {row['requests']} | {row['rps']} | {row['p50_ms']} | "
               f"{row['p99_ms']} | {row['server_p50_ms']} / {row['server_p99_ms']} | "
               f"{row['engine_p50_ms']} | {row['errors']} |")
+    if baseline is not None:
+        print(f"\nBaseline (`{args.baseline_src}`, measured first, same snapshot):\n")
+        print("| concurrency | req/s baseline | req/s now | ratio | p50 ms baseline | p50 ms now |")
+        print("|---:|---:|---:|---:|---:|---:|")
+        for old, new in zip(baseline, levels, strict=True):
+            print(f"| {new['concurrency']} | {old['rps']} | {new['rps']} | "
+                  f"{new['rps'] / old['rps']:.2f} | {old['p50_ms']} | {new['p50_ms']} |")
     print("\np50/p99: as the load generator saw them; server: from the server's request log "
           "(app entry to last byte); engine: `trace.latencies_ms.total`.")
     print(f"\n`/v1/answer/stream` ({stream['requests']} sequential requests): time to first "
@@ -217,6 +219,28 @@ def main() -> None:
           f"ms; whole stream p50 {stream['stream_total_p50_ms']} ms.")
     print(f"`/healthz` at concurrency 8 (HTTP floor): {floor['rps']} req/s, "
           f"p50 {floor['p50_ms']} ms.")
+
+
+def measure(home: Path, env: dict[str, str], args) -> tuple[list[dict], dict, dict]:
+    """Serve `home` with `env`, warm up, and measure every concurrency level, the stream and
+    the HTTP floor."""
+    port = free_port()
+    server = start_server(home, port, env)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        asyncio.run(answer_level(base, 4, 40, 30))  # warm-up, not reported
+        floor = asyncio.run(health_level(base, 8, 2000, 10))
+        levels = []
+        for c in (int(x) for x in args.concurrency.split(",")):
+            levels.append(asyncio.run(answer_level(base, c, args.requests, args.max_seconds)))
+            print(f"  concurrency {c}: done", file=sys.stderr)
+        stream = first_delta(base, args.stream_requests, args.max_seconds)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    for row in levels:
+        row.update(server_latencies(home / "server.log", row["concurrency"]))
+    return levels, stream, floor
 
 
 async def health_level(base: str, concurrency: int, requests: int, max_seconds: float) -> dict:

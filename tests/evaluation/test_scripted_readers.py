@@ -71,6 +71,20 @@ def test_oracle_takes_gold_answers_per_question_and_skips_headings():
         "It was founded in 1921.")
 
 
+def test_oracle_cites_the_gold_place_not_an_earlier_mention_of_the_same_words():
+    acme = ACME + " Acme moved its head office to Lyon in 1950."
+    at = acme.index("Acme moved")
+    oracle = OracleReader()
+    oracle.expect("Where did Acme move its head office?", ("Lyon",),
+                  [("doc1", at + len("Acme moved its head office to "),
+                    at + len("Acme moved its head office to Lyon"))])
+    draft = oracle.generate("Where did Acme move its head office?", context(acme))
+    assert draft.sentences[0].text == "Acme moved its head office to Lyon in 1950."
+    oracle.expect("Where did Acme move its head office?", ("Lyon",))  # place unknown
+    draft = oracle.generate("Where did Acme move its head office?", context(acme))
+    assert draft.sentences[0].text == "Its head office is in Lyon, France."
+
+
 @pytest.mark.parametrize("gold", [{QUESTION: ("Turin",)}, {QUESTION: ()}, {}])
 def test_oracle_abstains_without_a_sentence_holding_a_known_gold_answer(gold):
     draft = OracleReader(gold).generate(QUESTION, context(RIVERS, ACME))
@@ -186,3 +200,17 @@ def test_counterfactual_oracle_is_told_the_true_paragraphs_answer(squad_file, tm
     run = run_counterfactual(load_squad2(squad_file), path, options)
     assert run.config["reader"] == "oracle"
     assert run.tally.counts()["fooled"] == {"sum": 0, "n": 1}
+
+
+def test_squad2_gold_places_point_at_the_answers_in_the_written_documents(squad_file, tmp_path):
+    from citadel.evaluation.squad2 import gold_places, write_corpus
+
+    data = load_squad2(squad_file)
+    folder = write_corpus(list(data.paragraphs.values()), tmp_path / "corpus")
+    checked = 0
+    for q in data.questions:
+        for doc, start, end in gold_places(q, data.paragraphs[q.paragraph_id]):
+            text = (folder / f"{doc}.md").read_text("utf-8")
+            assert text[start:end] in q.answers
+            checked += 1
+    assert checked

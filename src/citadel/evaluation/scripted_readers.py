@@ -2,8 +2,9 @@
 the decision layer (the judgement, the citation gate, review) is measured apart from any
 model's skill.
 
-* `OracleReader` knows each question's gold answers (the suite tells it) and cites the first
-  context sentence that holds one; it abstains when none does. Run through the engine, what
+* `OracleReader` knows each question's gold answers (the suite tells it, with where they
+  are when it can) and cites the context sentence that holds one there, else the first that
+  states one; it abstains when none does. Run through the engine, what
   it loses is lost by the decision layer or by retrieval, never by reading.
 * `GuesserReader` always answers with the context sentence sharing the most content words
   with the question: a reader that never knows when to stop. What the engine still withholds
@@ -46,6 +47,9 @@ class Statement:
 
     label: str
     raw: str
+    document_id: str = ""
+    start: int = 0  # offsets of the sentence in its document
+    end: int = 0
 
     @property
     def text(self) -> str:
@@ -61,7 +65,8 @@ def statements(context: Context) -> Iterator[Statement]:
             raw = content[start:end]
             if raw.lstrip().startswith("#") or raw.rstrip().endswith("?"):
                 continue
-            yield Statement(block.label, raw)
+            at = block.chunk.start
+            yield Statement(block.label, raw, block.chunk.document_id, at + start, at + end)
 
 
 class ScriptedReader(Generator):
@@ -71,8 +76,11 @@ class ScriptedReader(Generator):
     prompt_version = PROMPT_VERSION
     decides = True
 
-    def expect(self, question: str, answers: Sequence[str]) -> None:  # noqa: B027
-        """Record `question`'s gold answers (empty: unanswerable); ignored by default."""
+    def expect(self, question: str, answers: Sequence[str],  # noqa: B027
+               where: Sequence[tuple[str, int, int]] = ()) -> None:
+        """Record `question`'s gold answers (empty: unanswerable) and, when the suite knows
+        them, where they are: (document_id, start, end) in the document; ignored by
+        default."""
 
     def _abstain(self) -> Draft:
         return Draft(abstain=True, generator=self.name, prompt_version=self.prompt_version)
@@ -98,9 +106,12 @@ class OracleReader(ScriptedReader):
     def __init__(self, gold: Mapping[str, Sequence[str]] | None = None) -> None:
         self.gold: dict[str, tuple[str, ...]] = {
             q: tuple(a) for q, a in (gold or {}).items()}
+        self.where: dict[str, tuple[tuple[str, int, int], ...]] = {}
 
-    def expect(self, question: str, answers: Sequence[str]) -> None:
+    def expect(self, question: str, answers: Sequence[str],
+               where: Sequence[tuple[str, int, int]] = ()) -> None:
         self.gold[question] = tuple(answers)
+        self.where[question] = tuple(where)
 
     def generate(
         self, question: str, context: Context, feedback: RetryFeedback | None = None
@@ -108,9 +119,14 @@ class OracleReader(ScriptedReader):
         golds = [a for a in self.gold.get(question, ()) if a.strip()]
         if not golds:
             return self._abstain()
-        for statement in statements(context):
-            if fact_present(statement.raw, golds):
-                return self._cite(statement, gold_as_written(statement.raw, golds))
+        found = [st for st in statements(context) if fact_present(st.raw, golds)]
+        # The sentence that holds the gold answer where the dataset put it, else the first
+        # that states it (another mention of the same words may not answer).
+        where = self.where.get(question, ())
+        at_gold = [st for st in found if any(
+            st.document_id == doc and st.start <= a and b <= st.end for doc, a, b in where)]
+        for statement in at_gold or found:
+            return self._cite(statement, gold_as_written(statement.raw, golds))
         return self._abstain()
 
 

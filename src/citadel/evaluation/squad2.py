@@ -207,6 +207,17 @@ def spread(questions: Sequence[Question], limit: int | None) -> list[Question]:
     return [questions[int(i * step)] for i in range(limit)]
 
 
+def gold_places(q: Question, paragraph: Paragraph) -> list[tuple[str, int, int]]:
+    """Where `q`'s gold answers are in its paragraph's document (as `write_corpus` writes
+    it): (document_id, start, end)."""
+    if not q.answerable:
+        return []
+    shift = len(f"# {paragraph.article}\n\n") - (len(paragraph.text) -
+                                                len(paragraph.text.lstrip()))
+    return [(paragraph.id, shift + start, shift + start + len(a))
+            for a, start in zip(q.answers, q.starts, strict=True)]
+
+
 def run_squad2(
     data: Squad2, options: RunOptions, embedder: Embedder | None = None,
     articles: Sequence[str] | None = None,
@@ -223,7 +234,8 @@ def run_squad2(
                      generator=reader) as engine:
         for q in _bar(questions, "eval squad2", options.progress):
             if reader is not None:
-                reader.expect(q.text, q.answers if q.answerable else ())
+                reader.expect(q.text, q.answers if q.answerable else (),
+                              gold_places(q, data.paragraphs[q.paragraph_id]))
             answer = ask(engine, q.text, options)
             answers.append(answer)
             run.rows.append(score_row(run, q, answer, engine, k, options))
