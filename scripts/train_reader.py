@@ -663,8 +663,9 @@ SUPPORT vs the abstract's other sentences AUC {sci.get('support_vs_other_auc')}.
 time with its title: an answer that needs the previous sentence (a pronoun) is missed.
 Trained on Wikipedia and biomedical abstracts. Its probabilities are not calibrated here:
 the judgement's combiner (`judgement_weights.json`) calibrates them with the lexical
-features. Reproduce with `make train-reader` (same seed and data; float sums depend on thread
-scheduling, so figures agree within about ±0.01, not bit for bit).
+features. Reproduce with `make train-reader` (same seed, data and thread count). How closely a
+rerun reproduces it has not been measured yet: compare the held-out figures the script
+prints with those above, not the sha256 (thread scheduling and quantisation may move bytes).
 """
 
 
