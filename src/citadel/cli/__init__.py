@@ -14,6 +14,7 @@ from citadel.cli.ingest import ingest
 from citadel.cli.kb import kb
 from citadel.cli.llm import llm
 from citadel.cli.logs import logs
+from citadel.cli.mcp import mcp
 from citadel.cli.monitor import monitor
 from citadel.cli.serve import serve
 from citadel.cli.verify import verify
@@ -74,3 +75,4 @@ main.add_command(serve)
 main.add_command(kb)
 main.add_command(llm)
 main.add_command(verify)
+main.add_command(mcp)

@@ -2,28 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
 
 from citadel.config import Settings
-
-
-def _record_problems(settings: Settings, saved) -> list[str]:
-    """Compare the saved answer with what the engine recorded for its request id: the
-    request log is the engine's own account of what it answered."""
-    from citadel.knowledge.verify import compare_with_record
-    from citadel.observability.request_log import WITHHELD, RequestLog
-
-    if saved.answer is None:
-        return []
-    log = RequestLog.from_settings(settings)
-    recorded = log.responses(saved.request_id) if saved.request_id else []
-    if not recorded:
-        return compare_with_record(saved, None)
-    attempts = [compare_with_record(saved, r, withheld=WITHHELD) for r in recorded]
-    return min(attempts, key=len)  # a caller-given request id may have been reused
 
 
 @click.command()
@@ -36,23 +19,20 @@ def verify(answer_file, as_json: bool, citations_only: bool) -> None:
     """Re-check the citations of ANSWER_FILE (the output of `citadel ask --json`; `-` reads
     stdin) against the knowledge base: one verdict per citation, one line per problem with
     the answer's text, exit 1 if anything fails."""
-    from citadel.knowledge.verify import VerifyError, marker_problems, parse_answer, verify_receipts
+    from citadel.knowledge.verify import VerifyError, parse_answer, verify_answer
+    from citadel.observability.request_log import WITHHELD, RequestLog
 
     try:
         saved = parse_answer(answer_file.read())
     except VerifyError as exc:
         raise click.ClickException(f"{answer_file.name}: {exc}") from None
     settings = Settings.load()
-    verdicts = verify_receipts(settings, saved.receipts)
-    problems = marker_problems(saved)
-    if not citations_only:
-        problems += _record_problems(settings, saved)
-    failed = sum(not v.ok for v in verdicts)
+    # The request log is the engine's own account of what it answered.
+    records = None if citations_only else RequestLog.from_settings(settings).responses
+    report = verify_answer(settings, saved, records=records, withheld=WITHHELD)
+    verdicts, problems, failed = report.verdicts, report.answer_problems, report.failed
     if as_json:
-        click.echo(json.dumps({"ok": failed == 0 and not problems, "citations": len(verdicts),
-                               "failed": failed, "answer_problems": problems,
-                               "verdicts": [v.model_dump(mode="json") for v in verdicts]},
-                              indent=2))
+        click.echo(report.model_dump_json(indent=2))
     else:
         if not verdicts:
             click.echo("no citations to verify")

@@ -25,19 +25,23 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from citadel.config import Settings
 from citadel.knowledge.snapshots import Catalog, SnapshotError
 from citadel.retrieval.backends import Backend, SearchIndex, get_backend
+from citadel.retrieval.tenancy import visible
 
 STALE = "snapshot not active; source changed since"
 # What `GateResult.render` writes after a sentence; any other bracket was not the gate's.
 _MARKER = re.compile(r"\[(S\d+)\]")
 _METADATA = ("document_id", "source", "title", "section")
+# Added to a citation by the door that handed it out (its link), not by the engine: the door
+# checks it (`citadel.server.operations`).
+DOOR_FIELDS = frozenset({"url"})
 
 
 class VerifyError(ValueError):
@@ -82,12 +86,17 @@ class SavedAnswer(BaseModel):
     citations: tuple[dict[str, Any], ...] = ()  # as given, for comparing with the record
 
 
-def parse_answer(text: str) -> SavedAnswer:
-    """An Answer as JSON (or a bare list of citations)."""
-    try:
-        data: Any = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise VerifyError(f"not JSON: {exc}") from None
+def parse_answer(text: str | Any) -> SavedAnswer:
+    """An Answer as JSON text, or already parsed (or a bare list of citations). The answer of
+    any door reads: `/v1/answer`'s (request id in `trace`) or an MCP / chat-completions
+    answer (`request_id` beside the citations)."""
+    if isinstance(text, str):
+        try:
+            data: Any = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise VerifyError(f"not JSON: {exc}") from None
+    else:
+        data = text
     citations = data.get("citations") if isinstance(data, dict) else data
     if not isinstance(citations, list):
         raise VerifyError("expected the JSON of `citadel ask --json` (an object with "
@@ -105,7 +114,7 @@ def parse_answer(text: str) -> SavedAnswer:
     if answer is not None and not isinstance(answer, str):
         raise VerifyError("\"answer\" must be the answer's text")
     trace = data.get("trace")
-    request_id = trace.get("request_id") if isinstance(trace, dict) else None
+    request_id = trace.get("request_id") if isinstance(trace, dict) else data.get("request_id")
     return SavedAnswer(answer=answer, request_id=request_id if isinstance(request_id, str)
                        else None, receipts=tuple(receipts), citations=tuple(citations))
 
@@ -158,29 +167,72 @@ def compare_with_record(saved: SavedAnswer, recorded: dict[str, Any] | None,
                         f"{saved.request_id}, the answer holds {len(saved.citations)}")
     else:
         for mine, theirs in zip(saved.citations, issued, strict=True):
-            changed = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+            changed = sorted(k for k in (set(mine) | set(theirs)) - DOOR_FIELDS
+                             if mine.get(k) != theirs.get(k))
             if changed:
                 problems.append(f"citation {mine.get('label') or '?'} differs from the one the "
                                 f"engine issued ({', '.join(changed)})")
     return problems
 
 
+class VerifyReport(BaseModel):
+    """Everything `citadel verify` (or a door's `verify`) found about one saved answer."""
+
+    ok: bool = Field(description="Every citation holds and the answer text has no problem.")
+    citations: int
+    failed: int
+    answer_problems: list[str] = Field(default_factory=list)
+    verdicts: list[Verdict] = Field(default_factory=list)
+
+
+# A request id -> the responses the engine's request log holds for it.
+Records = Callable[[str], list[dict[str, Any]]]
+# Only a request's own tenant may learn whether a private chunk says something.
+ANY_TENANT = object()
+
+
+def verify_answer(settings: Settings, saved: SavedAnswer, *, records: Records | None = None,
+                  withheld: str = "", tenant: Any = ANY_TENANT,
+                  open_indexes: Mapping[str, SearchIndex] | None = None) -> VerifyReport:
+    """Check a saved answer's citations, its markers and (given `records`) that it is what
+    the engine answered. `tenant`: check as a request of that tenant would see the knowledge
+    base (a private chunk of another tenant is "not in the snapshot"); the operator's CLI
+    sees everything."""
+    verdicts = verify_receipts(settings, saved.receipts, tenant=tenant,
+                               open_indexes=open_indexes)
+    problems = marker_problems(saved)
+    if records is not None and saved.answer is not None:
+        recorded = records(saved.request_id) if saved.request_id else []
+        if not recorded:
+            problems += compare_with_record(saved, None)
+        else:  # a caller-given request id may have been reused: the closest record counts
+            problems += min((compare_with_record(saved, r, withheld=withheld)
+                             for r in recorded), key=len)
+    failed = sum(not v.ok for v in verdicts)
+    return VerifyReport(ok=failed == 0 and not problems, citations=len(verdicts),
+                        failed=failed, answer_problems=problems, verdicts=verdicts)
+
+
 def verify_receipts(
-    settings: Settings, receipts: Sequence[Receipt], backend: Backend | None = None
+    settings: Settings, receipts: Sequence[Receipt], backend: Backend | None = None, *,
+    tenant: Any = ANY_TENANT, open_indexes: Mapping[str, SearchIndex] | None = None,
 ) -> list[Verdict]:
+    """One verdict per receipt. `open_indexes` (snapshot id -> index) are used as they are
+    and left open (a server's served snapshot); others are opened and closed here."""
     catalog = Catalog(settings.home)
     backend = backend or get_backend(settings)
-    indexes: dict[str, SearchIndex | str] = {}  # snapshot id -> open index or why not
+    given = dict(open_indexes or {})
+    indexes: dict[str, SearchIndex | str] = {}  # snapshot id -> index opened here, or why not
     active = catalog.alias()
     active_docs = _document_hashes(catalog, active)
     try:
         verdicts = []
         for receipt in receipts:
             sid = receipt.snapshot_id
-            if sid not in indexes:
+            if sid not in indexes and sid not in given:
                 indexes[sid] = _open(catalog, backend, settings, sid)
-            index = indexes[sid]
-            reason = index if isinstance(index, str) else _check(index, receipt)
+            index = given.get(sid) or indexes[sid]
+            reason = index if isinstance(index, str) else _check(index, receipt, tenant)
             if reason is None and sid != active:
                 reason = _stale(index, receipt, active, active_docs)  # type: ignore[arg-type]
             verdicts.append(Verdict(receipt=receipt, ok=reason is None, reason=reason or "ok"))
@@ -233,10 +285,10 @@ def _open(catalog: Catalog, backend: Backend, settings: Settings, sid: str) -> S
     return backend.open(sid, settings.dense_weight, settings.candidates)
 
 
-def _check(index: SearchIndex, r: Receipt) -> str | None:
+def _check(index: SearchIndex, r: Receipt, tenant: Any = ANY_TENANT) -> str | None:
     """None when the receipt holds, else the first reason it does not."""
     chunk = index.get_chunk(r.chunk_id)
-    if chunk is None:
+    if chunk is None or (tenant is not ANY_TENANT and not visible(chunk.tenant, tenant)):
         return f"chunk {r.chunk_id} is not in snapshot {r.snapshot_id}"
     for field in _METADATA:
         have, claimed = getattr(chunk, field), getattr(r, field)

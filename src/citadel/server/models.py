@@ -47,6 +47,17 @@ def answer_request_model(max_question_chars: int) -> type[AnswerRequest]:
     )
 
 
+class SearchRequest(BaseModel):
+    """A query for `/v1/search`: the chunks retrieval ranks highest, no answer."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=1, pattern=r"\S", description="What to look for.")
+    k: TopK | None = Field(default=None, description="How many chunks (default 5).")
+    category: str | None = Field(default=None, max_length=200,
+                                 description="Only documents of this category.")
+
+
 class FieldError(BaseModel):
     """One problem with one part of a request."""
 

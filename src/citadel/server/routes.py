@@ -2,13 +2,14 @@
 
 # No `from __future__ import annotations`: FastAPI must see the per-app request model itself.
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from fastapi import APIRouter, Body, Depends, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
 from citadel.engine import Engine, NotReady
+from citadel.knowledge.verify import VerifyError, VerifyReport
 from citadel.records import Answer
 from citadel.retrieval.tenancy import visible
 from citadel.server.auth import AUTH_RESPONSES, TENANT_SCOPED, TenantScope, tenant_scope
@@ -21,7 +22,9 @@ from citadel.server.models import (
     ErrorBody,
     Health,
     Readiness,
+    SearchRequest,
 )
+from citadel.server.operations import Operations, SearchResults
 from citadel.server.public_errors import public_message
 from citadel.server.readiness import readiness
 from citadel.server.request_log import answer_log_fields
@@ -47,6 +50,29 @@ def api_router(request_model: type[AnswerRequest]) -> APIRouter:
         )
         request.state.log.update(answer_log_fields(result))
         return result
+
+    @router.post("/v1/search", response_model=SearchResults, tags=["sources"],
+                 responses={**AUTH_RESPONSES, **ERROR_RESPONSES},
+                 summary="The chunks retrieval ranks highest for a query (no answer)",
+                 openapi_extra=TENANT_SCOPED)
+    async def search(body: SearchRequest, request: Request, scope: Scoped) -> SearchResults:
+        operations: Operations = request.app.state.operations
+        return await run_in_threadpool(operations.search, body.query, tenant=scope.tenant,
+                                       k=body.k, category=body.category)
+
+    @router.post("/v1/verify", response_model=VerifyReport, tags=["answers"],
+                 responses={**AUTH_RESPONSES, **ERROR_RESPONSES},
+                 summary="Re-check a saved answer's citations (as `citadel verify` does)",
+                 openapi_extra=TENANT_SCOPED)
+    async def verify(request: Request, scope: Scoped, body: Annotated[Any, Body(
+            description="An answer as any door returned it (`/v1/answer`, MCP `answer`, "
+                        "the chat endpoint's `citadel` object), or a list of citations.")],
+                     ) -> VerifyReport:
+        operations: Operations = request.app.state.operations
+        try:
+            return await run_in_threadpool(operations.verify, body, tenant=scope.tenant)
+        except VerifyError as exc:
+            raise HTTPException(422, f"not an answer to verify: {exc}") from None
 
     @router.get("/v1/chunks/{chunk_id:path}", response_model=ChunkView, tags=["sources"],
                 responses={**AUTH_RESPONSES, **ERROR_RESPONSES, **NOT_FOUND},

@@ -11,7 +11,7 @@ run) and the stream is unregistered: nothing outlives its request.
 
 import logging
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Annotated, Any
 
 import anyio
@@ -59,7 +59,11 @@ def encode(event: Any) -> bytes:
     return f"event: {event.type}\ndata: {event.model_dump_json()}\n\n".encode()
 
 
-async def sse_frames(events: Iterator[Any], request: Request) -> AsyncIterator[bytes]:
+async def sse_frames(events: Iterator[Any], request: Request,
+                     frame: Callable[[Any], bytes] = encode) -> AsyncIterator[bytes]:
+    """The stream's frames: `frame(event)` for each engine event (another door writes its
+    own wire format, e.g. the chat-completions chunks), an `ErrorEvent` if the engine fails
+    after the stream started."""
     request_id: str = request.state.request_id
     registry: StreamRegistry = request.app.state.streams
     provider = request.app.state.provider
@@ -73,7 +77,7 @@ async def sse_frames(events: Iterator[Any], request: Request) -> AsyncIterator[b
                 event = await run_in_threadpool(provider.call, next, events, None)
             except Exception as exc:  # the status line is sent: report in-band, then stop
                 log.exception("stream %s failed", request_id)
-                yield encode(ErrorEvent(code="internal",
+                yield frame(ErrorEvent(code="internal",
                                         message=f"the answer failed: {type(exc).__name__}",
                                         request_id=request_id))
                 return
@@ -81,7 +85,7 @@ async def sse_frames(events: Iterator[Any], request: Request) -> AsyncIterator[b
                 return
             if isinstance(event, DoneEvent):
                 request.state.log.update(answer_log_fields(event.answer))
-            yield encode(event)
+            yield frame(event)
     finally:
         close = getattr(events, "close", None)
         with anyio.CancelScope(shield=True):
