@@ -73,7 +73,7 @@ poison: $(STAMP)  ## the poison/conflict cases end to end; fails unless every ca
 eval: $(STAMP)
 	$(BIN)/citadel eval --suite demo --check
 
-# Public QA data nobody here wrote (../shared/data/squad2): minutes, not part of `make test`.
+# Public QA data nobody here wrote (SQuAD 2.0; docs/development.md, "Data sets"): minutes, not part of `make test`.
 squad2: $(STAMP)  ## SQuAD 2.0 dev-half: answerable correct, false abstention, unanswerable abstained
 	$(BIN)/citadel eval --suite squad2 --check
 

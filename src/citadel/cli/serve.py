@@ -15,7 +15,7 @@ from citadel.config import Settings
               default="info", show_default=True)
 @click.option("--workers", type=click.IntRange(min=1, max=64), default=1, show_default=True,
               help="Worker processes sharing the socket; each opens the engine itself, and "
-                   "every per-process limit applies per worker (README: serving).")
+                   "every per-process limit applies per worker (docs/http.md).")
 def serve(host: str, port: int, log_level: str, workers: int) -> None:
     """Serve the active knowledge base over HTTP: API, /docs and the web page at /.
 
