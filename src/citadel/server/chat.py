@@ -26,8 +26,9 @@ from fastapi.responses import StreamingResponse
 
 from citadel.answering.streaming import CitationEvent, DeltaEvent, DoneEvent, ErrorEvent, MetaEvent
 from citadel.engine import InvalidQuestion
-from citadel.server.auth import AUTH_RESPONSES, TENANT_SCOPED, TenantScope, tenant_scope
+from citadel.server.auth import TENANT_SCOPED, TenantScope, tenant_scope
 from citadel.server.chat_models import (
+    CHAT_ERRORS,
     MODEL_ID,
     ChatRequest,
     Model,
@@ -37,7 +38,7 @@ from citadel.server.chat_models import (
     completion_id,
 )
 from citadel.server.cited import CitedAnswer, LinkedCitation
-from citadel.server.errors import ERROR_RESPONSES, ApiError
+from citadel.server.errors import ApiError
 from citadel.server.operations import Operations
 from citadel.server.request_log import answer_log_fields
 from citadel.server.sse import sse_frames
@@ -110,13 +111,13 @@ def chat_router() -> APIRouter:
     router = APIRouter(tags=["OpenAI-compatible"])
     started = int(time.time())
 
-    @router.get("/v1/models", response_model=ModelList, responses=AUTH_RESPONSES,
+    @router.get("/v1/models", response_model=ModelList, responses={401: CHAT_ERRORS[401]},
                 summary="The models this server answers as (one: the knowledge base)",
                 openapi_extra=TENANT_SCOPED)
     async def models(scope: Scoped) -> ModelList:
         return ModelList(data=[Model(id=MODEL_ID, created=started)])
 
-    @router.post(CHAT_PATH, responses={**AUTH_RESPONSES, **ERROR_RESPONSES, 200: {
+    @router.post(CHAT_PATH, responses={**CHAT_ERRORS, 200: {
                      "description": "A `chat.completion`, or with `stream: true` a "
                                     "`text/event-stream` of `chat.completion.chunk`s."}},
                  summary="Answer the last user message with verified citations (OpenAI "

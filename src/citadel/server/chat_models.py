@@ -68,6 +68,31 @@ class ChatRequest(BaseModel):
         return None
 
 
+class OpenAIErrorDetail(BaseModel):
+    message: str
+    type: str = Field(description="invalid_request_error, rate_limit_error or server_error.")
+    param: str | None = None
+    code: str | None = Field(default=None, description="e.g. invalid_api_key, "
+                             "model_not_found, invalid_question, too_large.")
+    request_id: str | None = None
+
+
+class OpenAIError(BaseModel):
+    """Errors of the OpenAI-compatible endpoints, in OpenAI's shape."""
+
+    error: OpenAIErrorDetail
+
+
+CHAT_ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": OpenAIError, "description": "A request Citadel cannot answer (no user "
+                                              "message, an empty question, invalid fields)."},
+    401: {"model": OpenAIError, "description": "Invalid API key, or one is required."},
+    404: {"model": OpenAIError, "description": "No such model (the one model is `citadel`)."},
+    413: {"model": OpenAIError, "description": "The request body is too large."},
+    503: {"model": OpenAIError, "description": "No servable knowledge base."},
+}
+
+
 class Model(BaseModel):
     id: str
     object: Literal["model"] = "model"

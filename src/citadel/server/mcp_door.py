@@ -34,7 +34,8 @@ from citadel.knowledge.verify import VerifyError, VerifyReport
 from citadel.server.auth import ApiKeys, TenantScope, Unauthorized, presented_key
 from citadel.server.cited import DEFAULT_PAGE_URL, CitedAnswer
 from citadel.server.errors import error_response
-from citadel.server.operations import NotFound, Operations, SearchResults
+from citadel.server.models import SearchResults
+from citadel.server.operations import NotFound, Operations
 from citadel.server.public_errors import public_message
 
 log = logging.getLogger("citadel.mcp")

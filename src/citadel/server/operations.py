@@ -9,12 +9,11 @@ the others.
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Iterable, Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import ValidationError
 
 from citadel.answering.streaming import StreamEvent
 from citadel.engine import Engine
@@ -23,7 +22,7 @@ from citadel.observability.request_log import WITHHELD
 from citadel.records import Answer
 from citadel.retrieval.tenancy import visible
 from citadel.server.cited import source_link
-from citadel.server.models import ChunkView
+from citadel.server.models import ChunkView, SearchHit, SearchResults
 from citadel.server.provider import EngineProvider
 
 DEFAULT_SEARCH_K = 5
@@ -31,38 +30,6 @@ DEFAULT_SEARCH_K = 5
 
 class NotFound(LookupError):
     """No such item in the served snapshot, or not visible with the caller's key."""
-
-
-class SearchHit(BaseModel):
-    """One retrieved chunk: where it comes from, how it ranked, its text."""
-
-    chunk_id: str
-    document_id: str
-    title: str
-    source: str
-    section: str
-    category: str
-    content: str
-    start: int = Field(description="Offset of `content` in the document's source text.")
-    end: int
-    page_start: int | None = None
-    page_end: int | None = None
-    authority: float
-    effective_date: dt.date | None = None
-    rank: int
-    score: float = Field(description="The fused retrieval score (higher ranks first).")
-    dense_score: float | None = None
-    lexical_score: float | None = None
-
-
-class SearchResults(BaseModel):
-    """The chunks retrieval ranks highest for a query: evidence to read, not an answer."""
-
-    query: str
-    snapshot_id: str
-    hits: list[SearchHit]
-    withheld: int = Field(default=0, description="Ranked chunks left out because ingest "
-                          "flagged them for planted instructions or hidden text.")
 
 
 class Operations:

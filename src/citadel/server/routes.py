@@ -2,9 +2,9 @@
 
 # No `from __future__ import annotations`: FastAPI must see the per-app request model itself.
 
-from typing import Annotated, Any
+from typing import Annotated
 
-from fastapi import APIRouter, Body, Depends, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
@@ -23,8 +23,10 @@ from citadel.server.models import (
     Health,
     Readiness,
     SearchRequest,
+    SearchResults,
+    VerifyRequest,
 )
-from citadel.server.operations import Operations, SearchResults
+from citadel.server.operations import Operations
 from citadel.server.public_errors import public_message
 from citadel.server.readiness import readiness
 from citadel.server.request_log import answer_log_fields
@@ -64,13 +66,11 @@ def api_router(request_model: type[AnswerRequest]) -> APIRouter:
                  responses={**AUTH_RESPONSES, **ERROR_RESPONSES},
                  summary="Re-check a saved answer's citations (as `citadel verify` does)",
                  openapi_extra=TENANT_SCOPED)
-    async def verify(request: Request, scope: Scoped, body: Annotated[Any, Body(
-            description="An answer as any door returned it (`/v1/answer`, MCP `answer`, "
-                        "the chat endpoint's `citadel` object), or a list of citations.")],
-                     ) -> VerifyReport:
+    async def verify(body: VerifyRequest, request: Request, scope: Scoped) -> VerifyReport:
         operations: Operations = request.app.state.operations
+        raw = await request.json()  # as sent: a door's fields (links) are checked too
         try:
-            return await run_in_threadpool(operations.verify, body, tenant=scope.tenant)
+            return await run_in_threadpool(operations.verify, raw, tenant=scope.tenant)
         except VerifyError as exc:
             raise HTTPException(422, f"not an answer to verify: {exc}") from None
 
