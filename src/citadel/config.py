@@ -174,6 +174,11 @@ class Settings(BaseModel):
         default=True,
         description="Answer requests without an API key from public documents; false: 401.")
 
+    # Signed receipts (citadel.knowledge.receipts): keys in CITADEL_HOME/keys.
+    sign_answers: bool = Field(
+        default=True, description="Sign every answer with the server's Ed25519 key, so that "
+                                  "anyone with the public key can check it later, offline.")
+
     # Links in citations (MCP, the chat-completions door): where people open the page.
     public_url: str | None = Field(
         default=None, pattern=r"^https?://[^\s/?#]+(/[^\s?#]*)?$",

@@ -12,6 +12,7 @@ from citadel.cli.ask import ask
 from citadel.cli.eval import eval_command
 from citadel.cli.ingest import ingest
 from citadel.cli.kb import kb
+from citadel.cli.keys import keys
 from citadel.cli.llm import llm
 from citadel.cli.logs import logs
 from citadel.cli.mcp import mcp
@@ -76,3 +77,4 @@ main.add_command(kb)
 main.add_command(llm)
 main.add_command(verify)
 main.add_command(mcp)
+main.add_command(keys)

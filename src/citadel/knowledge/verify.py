@@ -26,11 +26,14 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from citadel.config import Settings
+from citadel.knowledge.receipts import ReceiptCheck, check_receipt
+from citadel.knowledge.signing import PublicKeys
 from citadel.knowledge.snapshots import Catalog, SnapshotError
 from citadel.retrieval.backends import Backend, SearchIndex, get_backend
 from citadel.retrieval.tenancy import visible
@@ -72,6 +75,8 @@ class Verdict(BaseModel):
     receipt: Receipt
     ok: bool
     reason: str
+    checked: bool = Field(default=True, description="False when the snapshot is gone (or "
+                          "incomplete): the citation could not be checked against it.")
 
 
 class SavedAnswer(BaseModel):
@@ -84,6 +89,7 @@ class SavedAnswer(BaseModel):
     request_id: str | None = None
     receipts: tuple[Receipt, ...] = ()
     citations: tuple[dict[str, Any], ...] = ()  # as given, for comparing with the record
+    raw: dict[str, Any] | None = None  # the whole answer as given (its signed receipt)
 
 
 def parse_answer(text: str | Any) -> SavedAnswer:
@@ -116,7 +122,8 @@ def parse_answer(text: str | Any) -> SavedAnswer:
     trace = data.get("trace")
     request_id = trace.get("request_id") if isinstance(trace, dict) else data.get("request_id")
     return SavedAnswer(answer=answer, request_id=request_id if isinstance(request_id, str)
-                       else None, receipts=tuple(receipts), citations=tuple(citations))
+                       else None, receipts=tuple(receipts), citations=tuple(citations),
+                       raw=data)
 
 
 def parse_receipts(text: str) -> list[Receipt]:
@@ -176,13 +183,22 @@ def compare_with_record(saved: SavedAnswer, recorded: dict[str, Any] | None,
 
 
 class VerifyReport(BaseModel):
-    """Everything `citadel verify` (or a door's `verify`) found about one saved answer."""
+    """Everything `citadel verify` (or a door's `verify`) found about one saved answer, part
+    by part: the signature, the answer against what was signed, each citation against its
+    snapshot (source unchanged), and whether that snapshot is still there."""
 
-    ok: bool = Field(description="Every citation holds and the answer text has no problem.")
+    ok: bool = Field(description="Nothing failed: a valid signature over exactly this answer "
+                     "(when it carries a receipt), every checkable citation holds, and the "
+                     "answer text has no problem. A snapshot that is gone does not fail a "
+                     "validly signed answer: the signature alone proves it.")
     citations: int
     failed: int
     answer_problems: list[str] = Field(default_factory=list)
     verdicts: list[Verdict] = Field(default_factory=list)
+    signature: ReceiptCheck | None = Field(default=None, description="The signed receipt's "
+                                           "check (None: no keys to check it with).")
+    snapshots: dict[str, str] = Field(default_factory=dict, description="Each cited "
+                                      "snapshot: `active`, `present, not active` or `gone`.")
 
 
 # A request id -> the responses the engine's request log holds for it.
@@ -193,24 +209,48 @@ ANY_TENANT = object()
 
 def verify_answer(settings: Settings, saved: SavedAnswer, *, records: Records | None = None,
                   withheld: str = "", tenant: Any = ANY_TENANT,
-                  open_indexes: Mapping[str, SearchIndex] | None = None) -> VerifyReport:
-    """Check a saved answer's citations, its markers and (given `records`) that it is what
-    the engine answered. `tenant`: check as a request of that tenant would see the knowledge
+                  open_indexes: Mapping[str, SearchIndex] | None = None,
+                  keys: PublicKeys | None = None) -> VerifyReport:
+    """Check a saved answer: its signed receipt (given the signer's public `keys`), its
+    citations against their snapshots, its markers and (given `records`) that it is what the
+    engine answered. `tenant`: check as a request of that tenant would see the knowledge
     base (a private chunk of another tenant is "not in the snapshot"); the operator's CLI
     sees everything."""
+    signature = (check_receipt(saved.raw, keys) if keys is not None and saved.raw is not None
+                 else None)
+    signed = signature is not None and signature.ok  # valid, over exactly this answer
     verdicts = verify_receipts(settings, saved.receipts, tenant=tenant,
                                open_indexes=open_indexes)
     problems = marker_problems(saved)
+    if signature is not None and signature.signature not in {"valid", "absent"}:
+        problems.append(f"signature {signature.signature}: {signature.detail}")
+    if signature is not None:
+        problems += [f"{part} differs from the signed receipt" for part in signature.mismatches]
     if records is not None and saved.answer is not None:
         recorded = records(saved.request_id) if saved.request_id else []
         if not recorded:
-            problems += compare_with_record(saved, None)
+            if not signed:  # a valid signature is the engine's own account of the answer
+                problems += compare_with_record(saved, None)
         else:  # a caller-given request id may have been reused: the closest record counts
             problems += min((compare_with_record(saved, r, withheld=withheld)
                              for r in recorded), key=len)
     failed = sum(not v.ok for v in verdicts)
-    return VerifyReport(ok=failed == 0 and not problems, citations=len(verdicts),
-                        failed=failed, answer_problems=problems, verdicts=verdicts)
+    # A signed answer whose snapshot is gone stands on its signature.
+    failing = sum(not v.ok and (v.checked or not signed) for v in verdicts)
+    return VerifyReport(ok=failing == 0 and not problems, citations=len(verdicts),
+                        failed=failed, answer_problems=problems, verdicts=verdicts,
+                        signature=signature, snapshots=_snapshot_states(settings, saved))
+
+
+def _snapshot_states(settings: Settings, saved: SavedAnswer) -> dict[str, str]:
+    catalog = Catalog(settings.home)
+    active = catalog.alias() if catalog.path.is_file() else None
+    states = {}
+    for sid in dict.fromkeys(r.snapshot_id for r in saved.receipts):
+        info = catalog.get(sid) if catalog.path.is_file() else None
+        states[sid] = ("gone" if info is None or info.state != "complete"
+                       else "active" if sid == active else "present, not active")
+    return states
 
 
 def verify_receipts(
@@ -222,7 +262,7 @@ def verify_receipts(
     catalog = Catalog(settings.home)
     backend = backend or get_backend(settings)
     given = dict(open_indexes or {})
-    indexes: dict[str, SearchIndex | str] = {}  # snapshot id -> index opened here, or why not
+    indexes: dict[str, SearchIndex | _Gone] = {}  # snapshot id -> index opened here, or why not
     active = catalog.alias()
     active_docs = _document_hashes(catalog, active)
     try:
@@ -232,14 +272,18 @@ def verify_receipts(
             if sid not in indexes and sid not in given:
                 indexes[sid] = _open(catalog, backend, settings, sid)
             index = given.get(sid) or indexes[sid]
-            reason = index if isinstance(index, str) else _check(index, receipt, tenant)
+            if isinstance(index, _Gone):
+                verdicts.append(Verdict(receipt=receipt, ok=False, reason=index.reason,
+                                        checked=False))
+                continue
+            reason = _check(index, receipt, tenant)
             if reason is None and sid != active:
                 reason = _stale(index, receipt, active, active_docs)  # type: ignore[arg-type]
             verdicts.append(Verdict(receipt=receipt, ok=reason is None, reason=reason or "ok"))
         return verdicts
     finally:
         for index in indexes.values():
-            if not isinstance(index, str):
+            if not isinstance(index, _Gone):
                 index.close()
 
 
@@ -274,14 +318,22 @@ def _stale(index: SearchIndex, r: Receipt, active: str | None,
     return None
 
 
-def _open(catalog: Catalog, backend: Backend, settings: Settings, sid: str) -> SearchIndex | str:
+@dataclass(frozen=True)
+class _Gone:
+    """Why a snapshot cannot be opened to check citations against."""
+
+    reason: str
+
+
+def _open(catalog: Catalog, backend: Backend, settings: Settings, sid: str
+          ) -> SearchIndex | _Gone:
     info = catalog.get(sid)
     if info is None:
-        return f"snapshot {sid} no longer exists"
+        return _Gone(f"snapshot {sid} no longer exists")
     if info.state != "complete":
-        return f"snapshot {sid} is {info.state}, not complete"
+        return _Gone(f"snapshot {sid} is {info.state}, not complete")
     if not backend.has_snapshot(sid):
-        return f"the data of snapshot {sid} is missing"
+        return _Gone(f"the data of snapshot {sid} is missing")
     return backend.open(sid, settings.dense_weight, settings.candidates)
 
 

@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 from pydantic import BaseModel, Field, create_model
 
 from citadel.knowledge.verify import Receipt
-from citadel.records import Answer, AnswerSpan, Citation, Conflict, SourceRef
+from citadel.records import Answer, AnswerSpan, Citation, Conflict, SignedReceipt, SourceRef
 
 DEFAULT_PAGE_URL = "http://127.0.0.1:8000"
 
@@ -63,6 +63,8 @@ class CitedAnswer(BaseModel):
     degraded: bool = False
     request_id: str
     snapshot_id: str
+    receipt: SignedReceipt | None = Field(default=None, description="The server's signature "
+                                          "over this answer (check it with `verify`).")
 
     @classmethod
     def of(cls, answer: Answer, page_url: str) -> CitedAnswer:
@@ -73,6 +75,7 @@ class CitedAnswer(BaseModel):
             span=answer.span, sources_consulted=list(answer.sources_consulted),
             next_step=answer.next_step, degraded=answer.degraded,
             request_id=answer.trace.request_id, snapshot_id=answer.trace.snapshot_id,
+            receipt=answer.receipt,
         )
 
     def readable(self) -> str:

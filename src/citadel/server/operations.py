@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from citadel.answering.streaming import StreamEvent
 from citadel.engine import Engine
+from citadel.knowledge.signing import KeyStore
 from citadel.knowledge.verify import Receipt, VerifyReport, parse_answer, verify_answer
 from citadel.observability.request_log import WITHHELD
 from citadel.records import Answer
@@ -95,7 +96,8 @@ class Operations:
         report = self.provider.call(
             verify_answer, engine.settings, saved, tenant=tenant,
             records=log.responses if log is not None else None, withheld=WITHHELD,
-            open_indexes={engine.index.snapshot_id: engine.index})
+            open_indexes={engine.index.snapshot_id: engine.index},
+            keys=KeyStore(engine.settings.home).public_keys())
         problems = link_problems(saved.citations)
         if not problems:
             return report

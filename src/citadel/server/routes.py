@@ -9,6 +9,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
 from citadel.engine import Engine, NotReady
+from citadel.knowledge.signing import KeyStore, PublicKeys
 from citadel.knowledge.verify import VerifyError, VerifyReport
 from citadel.records import Answer
 from citadel.retrieval.tenancy import visible
@@ -100,6 +101,12 @@ def api_router(request_model: type[AnswerRequest]) -> APIRouter:
                                      f"{engine.index.snapshot_id}")
         return DocumentView.of(found, engine.index.chunks_of(document_id),
                                engine.index.snapshot_id)
+
+    @router.get("/v1/keys", response_model=PublicKeys, tags=["answers"],
+                summary="The public keys that sign answers (to check receipts offline)")
+    def keys(request: Request) -> PublicKeys:
+        # Public by design: anyone holding a receipt must be able to check it.
+        return KeyStore(request.app.state.provider.settings.home).public_keys()
 
     @router.get("/healthz", response_model=Health, tags=["operations"],
                 summary="The process is alive")
