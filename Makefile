@@ -28,6 +28,8 @@ $(STAMP): pyproject.toml
 	@echo "setup done: $(BIN)/citadel is ready ('make demo' ingests the demo KB and asks a question)"
 
 demo: $(STAMP)
+	@echo "ingesting the demo knowledge base (examples/support-kb): a shop's policies, plus a" \
+	      "forum post and product reviews that plant instructions on purpose"
 	$(BIN)/citadel ingest examples/support-kb
 	$(BIN)/citadel ask "$(QUESTION)"
 
