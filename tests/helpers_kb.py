@@ -34,6 +34,15 @@ def context(*chunks: Chunk, **kwargs) -> Context:
     return build_context(ranked(*chunks), kwargs.pop("max_chunks", 8), **kwargs)
 
 
+# Two tenants' documents and a public one (their tenants: TENANTS, set in citadel-sources.toml).
+TENANT_DOCS = {
+    "a.md": "# Acme refunds\n\nAcme refunds take 3 days.",
+    "b.md": "# Globex refunds\n\nGlobex refunds take 9 days.",
+    "c.md": "# Public refunds\n\nPublic refunds take 5 days.",
+}
+TENANTS = {"a.md": "acme", "b.md": "globex"}
+
+
 def write_kb(folder: Path, files: Mapping[str, str], tenants: Mapping[str, str] = {}) -> Path:
     """A knowledge-base folder holding `files` (path -> text); `tenants` (path -> tenant)
     goes to its citadel-sources.toml, the only place a document's tenant is set."""

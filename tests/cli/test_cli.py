@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from citadel.ingest.loaders import load_file
 from tests.conftest import DEMO_KB, ROOT
 from tests.helpers_kb import write_kb
 
@@ -29,7 +30,7 @@ def test_ask_json_answers_refund_question_citing_refund_policy(minilm_home):
     assert answer["grounded"] and not answer["abstained"]
     assert any(c["document_id"] == "refunds-policy" for c in answer["citations"])
     assert "30 days" in answer["answer"]
-    source = (DEMO_KB / "refunds-policy.md").read_text()
+    source = load_file(DEMO_KB / "refunds-policy.md", "refunds-policy.md").text
     for c in answer["citations"]:
         if c["document_id"] == "refunds-policy":
             assert source[c["start"] : c["end"]] == c["quote"]

@@ -12,6 +12,7 @@ from citadel.knowledge.snapshots import Catalog
 from citadel.retrieval.embedders.hashing import HashingEmbedder
 from citadel.server import create_app
 from tests.conftest import DEMO_KB
+from tests.helpers_kb import write_kb
 
 QUESTION = "How long do I have to return an item?"
 
@@ -231,11 +232,10 @@ def test_openapi_has_real_schemas(client):
 
 
 def test_tenant_documents_are_hidden_from_other_tenants(tmp_path):
-    kb = tmp_path / "kb"
-    kb.mkdir()
-    (kb / "public.md").write_text("# Public\n\nDelivery takes three days.\n")
-    (kb / "acme.md").write_text("---\ntenant: acme\n---\n# Acme terms\n\n"
-                                "Acme customers get refunds within 60 days.\n")
+    kb = write_kb(tmp_path / "kb", {
+        "public.md": "# Public\n\nDelivery takes three days.\n",
+        "acme.md": "# Acme terms\n\nAcme customers get refunds within 60 days.\n",
+    }, tenants={"acme.md": "acme"})
     # The tenant comes from the API key (tests/security/test_tenants.py has the attacks).
     keys = {"acme-key-0123456789": "acme", "other-key-0123456789": "other"}
     settings = Settings(home=tmp_path / "home", embedder="hashing", api_keys=keys)

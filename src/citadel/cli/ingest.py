@@ -33,6 +33,8 @@ def ingest(paths: tuple[Path, ...], no_activate: bool, quiet: bool, show_flagged
         raise
     for skip in report.skipped:
         click.echo(f"skipped {skip.path}: {skip.reason}", err=True)
+    if report.ignored_front_matter:
+        click.echo(ignored_summary(report.ignored_front_matter), err=True)
     if show_flagged:
         for chunk_id, reason in report.flagged:
             click.echo(f"flagged {chunk_id}: {reason}", err=True)
@@ -64,6 +66,16 @@ def flagged_summary(flagged: tuple[tuple[str, str], ...], paths: tuple[Path, ...
             "such as \"ignore previous instructions\", or text a web page hides from its "
             "readers). They are stored but kept out of every answer's context, so they are "
             f"never quoted, cited or followed.{see}")
+
+
+def ignored_summary(ignored: tuple[tuple[str, tuple[str, ...]], ...]) -> str:
+    """Markdown files whose front matter names fields only the operator sets, in one line."""
+    fields = sorted({f for _, names in ignored for f in names})
+    paths = [path for path, _ in ignored]
+    named = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+    return (f"note: the front matter of {_count(len(paths), 'Markdown file')} ({named}) sets "
+            f"{', '.join(fields)}: ignored, since only the operator's citadel-sources.toml at "
+            "the ingest root sets them (a file must not vouch for itself)")
 
 
 def _count(n: int, noun: str) -> str:
