@@ -1,3 +1,4 @@
+import datetime as dt
 import json
 import logging
 import shutil
@@ -7,6 +8,7 @@ from fastapi.testclient import TestClient
 
 from citadel.config import Settings
 from citadel.engine import Engine
+from citadel.ingest.loaders import load_corpus
 from citadel.ingest.pipeline import ingest
 from citadel.knowledge.snapshots import Catalog
 from citadel.retrieval.embedders.hashing import HashingEmbedder
@@ -146,6 +148,15 @@ def test_health_and_readiness(client, hashing_engine):
     ready = client.get("/readyz")
     assert ready.status_code == 200 and ready.json()["ready"] is True
     assert ready.json()["snapshot_id"] == hashing_engine.index.snapshot_id
+
+
+def test_readiness_says_how_many_documents_and_when_the_snapshot_was_built(client,
+                                                                           hashing_engine):
+    info = Catalog(hashing_engine.settings.home).get(hashing_engine.index.snapshot_id)
+    state = client.get("/readyz").json()
+    assert state["documents"] == info.documents == len(load_corpus([DEMO_KB]).documents)
+    assert dt.datetime.fromisoformat(state["updated_at"]) == dt.datetime.fromisoformat(
+        info.completed_at)
 
 
 def test_without_a_knowledge_base_readiness_is_503_with_reason(tmp_path):
