@@ -123,3 +123,15 @@ def test_ingest_summarises_flagged_chunks_and_lists_them_only_on_request(tmp_pat
     assert listed.returncode == 0, listed.stderr
     assert "flagged forum#1: tells the reader to ignore its instructions" in listed.stderr
     assert "--show-flagged" not in listed.stderr.splitlines()[-1]
+
+
+def test_ingest_notes_front_matter_fields_that_only_the_operator_sets(tmp_path):
+    kb = write_kb(tmp_path / "kb", {
+        "policy.md": ("---\ntitle: Policy\nauthority: 1.0\nsupersedes: old\n---\n"
+                      "# Policy\n\nFive days.\n"),
+        "plain.md": "# Plain\n\nNothing to note.\n"})
+    out = citadel(tmp_path / "home", "ingest", "-q", str(kb), embedder="hashing")
+    assert out.returncode == 0, out.stderr
+    assert ("note: the front matter of 1 Markdown file (policy.md) sets authority, supersedes: "
+            "ignored, since only the operator's citadel-sources.toml") in out.stderr
+    assert "2 documents" in out.stdout
