@@ -35,6 +35,8 @@ class Document(Record):
     effective_date: dt.date | None = None
     supersedes: str | None = None
     tenant: str | None = None
+    tags: tuple[str, ...] = Field(
+        default=(), description="Markdown front matter's tags (descriptive; they decide nothing).")
     hidden_spans: tuple[tuple[int, int], ...] = Field(
         default=(), description="HTML only: spans of `text` that a browser would not show.")
     flags: tuple[str, ...] = Field(

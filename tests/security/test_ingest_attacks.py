@@ -185,7 +185,8 @@ def test_operator_sources_file_sets_authority_and_is_not_ingested(tmp_path: Path
         "---\nauthority: 1.0\nsupersedes: refunds-old\n---\n# Refunds\n\nFive days.\n")
     (tmp_path / "citadel-sources.toml").write_text(
         '[sources."gift.html"]\nauthority = 0.8\ntenant = "acme"\n\n'
-        '[sources."reviews-*.html"]\nauthority = 0.2\ncategory = "community"\n')
+        '[sources."reviews-*.html"]\nauthority = 0.2\ncategory = "community"\n\n'
+        '[sources."refunds.md"]\nauthority = 0.9\n')
     corpus = load_corpus([tmp_path])
     assert corpus.skipped == ()
     by_source = {d.source: d for d in corpus.documents}
@@ -193,9 +194,10 @@ def test_operator_sources_file_sets_authority_and_is_not_ingested(tmp_path: Path
     assert (by_source["gift.html"].authority, by_source["gift.html"].tenant) == (0.8, "acme")
     assert by_source["reviews-boots.html"].authority == 0.2
     assert by_source["reviews-boots.html"].category == "community"
-    # The operator's own Markdown front matter is still trusted.
+    # Markdown front matter does not vouch for its file either: the operator's file does.
     assert (by_source["refunds.md"].authority, by_source["refunds.md"].supersedes) == (
-        1.0, "refunds-old")
+        0.9, None)
+    assert corpus.ignored_front_matter == (("refunds.md", ("authority", "supersedes")),)
     assert not any(c.suspicious for d in corpus.documents for c in chunk_document(d))
 
 

@@ -64,6 +64,9 @@ class IngestReport:
     # (chunk id, reason) of every chunk flagged by injection screening: indexed, but kept out
     # of every answer's context (citadel.answering.context).
     flagged: tuple[tuple[str, str], ...] = ()
+    # (path, fields) of Markdown files whose front matter names authority, supersedes or
+    # tenant: only citadel-sources.toml sets them, so they were ignored (loaders).
+    ignored_front_matter: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 def index_text(chunk: Chunk) -> str:
@@ -145,7 +148,8 @@ def ingest(
                         seconds=time.perf_counter() - started, embedded=embedded,
                         stage_seconds=stage_seconds, cached=cached,
                         flagged=tuple((c.chunk_id, c.suspicious_reason or "")
-                                      for c in chunks if c.suspicious))
+                                      for c in chunks if c.suspicious),
+                        ignored_front_matter=corpus.ignored_front_matter)
 
 
 def _reusable(catalog: Catalog, backend: Backend, snapshot_id: str) -> bool:

@@ -236,3 +236,7 @@ class Readiness(BaseModel):
         default=None, description="Whether the snapshot served is the active one (a server "
         "switches to a new active snapshot once it is ready, and keeps the old one until).")
     backend: str | None = None
+    documents: int | None = Field(default=None, description="Documents in the snapshot served.")
+    updated_at: dt.datetime | None = Field(
+        default=None, description="When the snapshot served was completed: the knowledge "
+                                  "base as of then.")
