@@ -451,3 +451,23 @@ def test_knowledge_mode_sends_its_api_key_as_a_header_and_keeps_it_for_the_tab(
     assert page.input_value("#api-key") == ""
     page.click('#modes .tab[data-mode="ask"]')
     assert page.input_value("#api-key") == KB_KEY
+
+
+def test_a_citation_link_from_a_door_opens_its_quote_highlighted(sized_page, site):
+    """The `url` of a citation from MCP or the chat API opens the page on that quote."""
+    answer = httpx.post(f"{site}/v1/chat/completions", timeout=30, json={
+        "model": "citadel", "messages": [{"role": "user",
+                                          "content": "How much does UK express delivery cost?"}]})
+    cited = answer.json()["citadel"]["citations"][0]
+    page = sized_page
+    page.goto(cited["url"])
+    page.wait_for_selector('#source[data-state="shown"]')
+    assert page.inner_text("mark.hl") == cited["quote"]
+    assert cited["title"] in page.inner_text("#source-title")
+    boxes = page.evaluate("""() => ({header: document.querySelector('.topbar')
+        .getBoundingClientRect().bottom, mark: document.querySelector('mark.hl')
+        .getBoundingClientRect(), viewport: window.innerHeight})""")
+    assert boxes["header"] <= boxes["mark"]["top"]
+    assert boxes["mark"]["bottom"] <= boxes["viewport"]
+    assert no_sideways_scrolling(page)
+    shot(page, "page-citation-link")

@@ -64,6 +64,18 @@ class Page {
     });
     this.checkReady();
     trackHeaderHeight(document.querySelector(".topbar"));
+    window.addEventListener("hashchange", () => this.openLink());
+    this.openLink();
+  }
+
+  /** A citation link (`/#doc=…&chunk=…&start=…&end=…`, from MCP or the chat API) opens its
+   * document with the quote highlighted. The target is in the fragment: no server sees it. */
+  openLink() {
+    const link = new URLSearchParams(window.location.hash.slice(1));
+    const number = (name) => (/^\d+$/.test(link.get(name) || "") ? Number(link.get(name)) : null);
+    const [start, end] = [number("start"), number("end")];
+    if (!link.get("doc") || start === null || end === null || end <= start) return;
+    this.source.showSpan({ documentId: link.get("doc"), chunkId: link.get("chunk"), start, end });
   }
 
   setMode(mode) {

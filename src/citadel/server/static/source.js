@@ -46,6 +46,25 @@ export class SourcePanel {
     }
   }
 
+  /** Open a span of a document, as a citation link names it (`#doc=…&chunk=…&start=…&end=…`:
+   * the links the MCP and chat-completions doors give each citation). */
+  async showSpan({ documentId, chunkId, start, end }) {
+    this.loading(documentId);
+    try {
+      const doc = await this.document(documentId);
+      const length = [...doc.text].length; // offsets count code points
+      if (end > length) throw new Error(`the link points past the end of ${documentId}`);
+      const chunk = doc.chunks.find((c) => c.chunk_id === chunkId)
+        || doc.chunks.find((c) => c.start <= start && end <= c.end);
+      const quoteSpan = { start, end };
+      const quote = [...doc.text].slice(start, end).join("");
+      this.show({ doc, chunk, quoteSpan, quote, what: "Linked citation",
+                  pages: pageRange(doc, quoteSpan) });
+    } catch (error) {
+      this.showError(error);
+    }
+  }
+
   /** Open a chunk (e.g. a source consulted for an abstention) with the chunk highlighted. */
   async showChunk(chunkId) {
     this.loading(chunkId);
@@ -190,6 +209,10 @@ export class SourcePanel {
     const box = this.part("source-text");
     box.scrollTop = target
       ? target.offsetTop - Math.max(0, (box.clientHeight - target.offsetHeight) / 2) : 0;
+    // Still below the fold (a phone, the panel under the form): bring the panel up.
+    if (target && target.getBoundingClientRect().bottom > window.innerHeight) {
+      this.root.scrollIntoView({ block: "start", behavior: "instant" });
+    }
   }
 
   showError(error) {
