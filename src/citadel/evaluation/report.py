@@ -42,6 +42,8 @@ METRICS: tuple[MetricInfo, ...] = (
     MetricInfo("abstention_accuracy", "abstention", "abstained when unanswerable", "question"),
     MetricInfo("false_abstention_rate", "abstention", "abstained when answerable (lower is "
                "better)", "question"),
+    MetricInfo("false_conflict", "conflicts", "answerable with one true answer in the KB: "
+               "answered with a conflict (lower is better)", "question"),
     MetricInfo("span_f1", "answers", "answer span token F1 (SQuAD)", "question", ratio=False),
     MetricInfo("evidence_in_context", "retrieval (documents)", "gold paragraph in the context",
                "question"),
@@ -65,7 +67,8 @@ METRICS: tuple[MetricInfo, ...] = (
                "SUPPORT vs random sentence (held out)", "pair", ratio=False),
 )
 INFO = {m.key: m for m in METRICS}
-LOWER_IS_BETTER = {"false_abstention_rate", "fooled", "withheld_before_model"}
+LOWER_IS_BETTER = {"false_abstention_rate", "fooled", "withheld_before_model",
+                   "false_conflict"}
 
 
 def _info(key: str) -> MetricInfo:

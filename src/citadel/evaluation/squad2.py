@@ -8,7 +8,9 @@ Scoring (each layer on its own, docs/evaluation.md):
 
 * answerable: `answer_correctness` — the answer did not abstain, contains a gold answer, and
   a citation's quote contains that same gold answer (case, whitespace and punctuation
-  tolerant, on token boundaries); `false_abstention_rate`; `span_f1` — SQuAD's token F1 of
+  tolerant, on token boundaries); `false_abstention_rate`; `false_conflict` — the answer
+  carries a conflict although the knowledge base holds one true answer (SQuAD paragraphs
+  are not rewritten: a conflict here is one the engine made up); `span_f1` — SQuAD's token F1 of
   `Answer.span` against the best gold answer (an abstention scores 0; an answer without a
   span is not scored); `evidence_in_context` — the gold paragraph reached the context.
 * unanswerable: `abstention_accuracy`.
@@ -278,7 +280,8 @@ def score_row(
     documents = document_ranking(retrieved, _document_of(engine, retrieved))
     in_context = q.paragraph_id in {cid.split("#", 1)[0] for cid in
                                      answer.trace.context_labels.values()}
-    scores: dict[str, Any] = {"abstained": answer.abstained, "evidence_in_context": in_context}
+    scores: dict[str, Any] = {"abstained": answer.abstained, "evidence_in_context": in_context,
+                              "conflict": answer.conflict is not None}
     scores.update(_retrieval(t, documents, [q.paragraph_id], k, "document_"))
     span = answer.span.text if answer.span is not None else None
     if q.answerable:
@@ -290,6 +293,9 @@ def score_row(
             tally.add("answer_correctness", correct,
                       None if correct or tally is by_article else f"{q.id}: {why}")
             tally.add("false_abstention_rate", answer.abstained)
+            tally.add("false_conflict", answer.conflict is not None,
+                      f"{q.id}: conflict on {q.text!r}: {list(answer.conflict.values)}"
+                      if answer.conflict is not None and tally is t else None)
         t.add("evidence_in_context", in_context)
         if span is not None or answer.abstained:
             f1 = max((token_f1(span, g) for g in q.answers), default=0.0) if span else 0.0
