@@ -31,6 +31,7 @@ from citadel.answering.fallbacks import (
 )
 from citadel.answering.generators import Generator, get_generator
 from citadel.answering.judgement import MODEL_SENTENCES, Judge, for_trace
+from citadel.answering.reader_conflicts import kept_conflict, reader_conflict
 from citadel.answering.sentence_release import SentenceRelease
 from citadel.answering.span_conflicts import span_conflict
 from citadel.answering.streaming import DoneEvent, MetaEvent, StreamEvent, answer_events
@@ -238,8 +239,25 @@ class Engine:
             return answer.model_copy(update={"degraded": True})
         if not accepted or draft.abstain or not result.sentences:
             return self._abstain(question, context, trace)
+        conflict = self._kept_conflict(result, context, trace)
+        if conflict is not None:
+            answer = self._conflicted(question, conflict, context, trace)
+            if answer is not None:
+                return answer
         trace.fields["citations_emitted"] = len(result.citations)
         return self._grounded(result, context, trace)
+
+    def _kept_conflict(
+        self, result: GateResult, context: Context, trace: _RequestTrace
+    ) -> Conflict | None:
+        """A generated answer whose kept sentences cite one side while the reader finds an
+        answering sentence of another document that disagrees (`reader_conflicts`). Only a
+        model's answer: the extractive answer quotes the sentences the rule already read."""
+        if context.judgement is None or not self.generator.decides:
+            return None
+        with trace.stage("conflicts_after"):
+            return kept_conflict(result, context.judgement, context,
+                                 authority_gap=self.settings.conflict_authority_gap)
 
     def _prepare(
         self,
@@ -319,7 +337,8 @@ class Engine:
         gap = self.settings.conflict_authority_gap
         with trace.stage("conflicts"):
             conflict = (check_conflicts(question, context, authority_gap=gap)
-                        or span_conflict(judgement, context, authority_gap=gap))
+                        or span_conflict(judgement, context, authority_gap=gap)
+                        or reader_conflict(judgement, context, authority_gap=gap))
         if conflict is not None:
             answer = self._conflicted(question, conflict, context, trace)
             if answer is not None:

@@ -38,7 +38,7 @@ _NUMBER_WORDS = {
     "hundred": "100", "first": "1st", "second": "2nd", "third": "3rd",
 }
 _DROP = {"a", "an", "the", "of", "in", "on", "at", "about", "around", "approximately", "some"}
-_KIND_NOUN = {"PERSON": "person", "NORP": "group", "FAC": "place", "ORG": "organisation",
+KIND_NOUN = {"PERSON": "person", "NORP": "group", "FAC": "place", "ORG": "organisation",
               "GPE": "place", "LOC": "place", "DATE": "date", "TIME": "time",
               "MONEY": "amount", "PERCENT": "percentage", "QUANTITY": "quantity",
               "CARDINAL": "number", "ORDINAL": "rank", "NOUN": "answer"}
@@ -69,12 +69,14 @@ _EXCLUDING = re.compile(r"\b(?:outside|except|excluding|other than|apart from|be
 
 def _scope(s: SentenceJudgement) -> set[str]:
     """Capitalised words that narrow what the sentence is about ("EU", "Australia"), other
-    than its candidate answers and its first word (`facts.scope_terms`, for a sentence)."""
-    values = {w for v in (*s.candidates, s.span_text or "") for w in tokens(v)}
+    than its candidate answers (the reader's too: a name the tagger does not know, such as
+    "Rotterdam", is an answer, not a scope) and its first word (`facts.scope_terms`)."""
+    values = {w for v in (*s.candidates, s.span_text or "", s.answer_text or "")
+              for w in tokens(v)}
     return {w.lower() for w in scope_terms(s.text, 0, 0)} - values
 
 
-def _same_focus(a: SentenceJudgement, b: SentenceJudgement, entities: set[str]) -> bool:
+def same_focus(a: SentenceJudgement, b: SentenceJudgement, entities: set[str]) -> bool:
     """Both sentences state what the question asks about: the focus words each matched
     overlap by at least half, they state the same names of the question ("EU delivery" is
     not "delivery to Norway"), and neither speaks of the complement of the other's case."""
@@ -136,7 +138,7 @@ def span_conflict(
         for other in sides:
             if other.document_id == anchor.document_id or other.document_id in rivals:
                 continue
-            if not _same_focus(anchor, other, entities):
+            if not same_focus(anchor, other, entities):
                 continue
             disputed = _disputed(anchor, other)
             if disputed is not None:
@@ -144,8 +146,8 @@ def span_conflict(
         if not rivals:
             continue
         anchor_value = next(iter(rivals.values()))[1]
-        found = [_side(anchor, anchor_value, blocks)]
-        found += [_side(other, value, blocks) for other, _, value in rivals.values()]
+        found = [sentence_side(anchor, anchor_value, blocks)]
+        found += [sentence_side(other, value, blocks) for other, _, value in rivals.values()]
 
         def same(x: ConflictSide, y: ConflictSide) -> bool:
             return spans_agree(x.value, y.value)
@@ -154,13 +156,13 @@ def span_conflict(
                       anchor: SentenceJudgement = anchor) -> str:
             kind = anchor.span.kind if anchor.span else "NOUN"
             words = _surface(lead.quote, set(anchor.matched)) or "the answer"
-            return f"{words} ({_KIND_NOUN.get(kind, 'answer')})"
+            return f"{words} ({KIND_NOUN.get(kind, 'answer')})"
 
         return resolve(found, same, attribute, authority_gap)
     return None
 
 
-def _side(s: SentenceJudgement, value: str, blocks: dict) -> ConflictSide:
+def sentence_side(s: SentenceJudgement, value: str, blocks: dict) -> ConflictSide:
     chunk = blocks[s.label].chunk
     return ConflictSide(label=s.label, chunk_id=s.chunk_id, document_id=s.document_id,
                         title=chunk.title, value=value, quote=s.text, authority=chunk.authority,
