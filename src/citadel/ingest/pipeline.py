@@ -22,6 +22,7 @@ from citadel.ingest.analysis import analyse_chunks
 from citadel.ingest.chunking import ChunkingParams, DocumentTooLarge, chunk_document
 from citadel.ingest.embedding_cache import EmbeddingCache, embed_cached
 from citadel.ingest.loaders import Skipped, load_corpus
+from citadel.ingest.operator_metadata import rule_problems
 from citadel.knowledge.build_lock import build_lock, builder_identity
 from citadel.knowledge.snapshots import (
     Catalog,
@@ -118,6 +119,10 @@ def ingest(
     skipped = corpus.skipped + chunked.refused
     if not chunks:
         raise IngestError("the files contain no text to index", skipped)
+    problems = rule_problems(documents, corpus.unmatched_sources)
+    if problems:
+        raise IngestError("operator rules that name no document: " + "; ".join(problems),
+                          skipped)
     fp = fingerprint(list(documents), embedder, params, backend.lexical_semantics,
                      analyser.identity(), backend.dense_index(len(chunks)))
     snapshot_id = fp.snapshot_id
