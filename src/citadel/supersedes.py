@@ -1,5 +1,5 @@
-"""Which document replaces which: the rule a request's context follows
-(`citadel.answering.context`).
+"""Which document replaces which: the one rule that a request's context (per request,
+`citadel.answering.context`) and a snapshot (per build, `retired_documents`) follow.
 
 A document replaces another only by naming it in `supersedes`, and only when it is at least
 as authoritative and not older (the guard that keeps a low-authority page from knocking the
@@ -81,6 +81,26 @@ def superseding_documents(items: Sequence[Claimant]) -> dict[str, str]:
     out: dict[str, str] = {}
     for old, news in claims.items():
         new = next((n for n in news if (old, n) not in cyclic), None)
+        if new is not None:
+            out[old] = new
+    return out
+
+
+def retired_documents(documents: Sequence[Claimant]) -> dict[str, str]:
+    """{retired document id: its live successor} over a whole snapshot: the documents that
+    are never evidence while it is served, whatever a request retrieves.
+
+    A successor retires a document only where everyone who may see the old one also sees
+    the successor: it is public, or of the old one's tenant. A tenant's own document that
+    supersedes a public one replaces it for that tenant alone, which the per-request rule
+    (`citadel.answering.context`) applies among the chunks that tenant retrieves."""
+    tenant_of = {d.document_id: d.tenant or None for d in documents}
+    claims = supersession_claims(documents)
+    cyclic = cyclic_claims(claims)
+    out: dict[str, str] = {}
+    for old, news in claims.items():
+        new = next((n for n in news if (old, n) not in cyclic
+                    and tenant_of[n] in (None, tenant_of[old])), None)
         if new is not None:
             out[old] = new
     return out

@@ -32,6 +32,9 @@ def ingest(paths: tuple[Path, ...], no_activate: bool, quiet: bool) -> None:
         click.echo(f"skipped {skip.path}: {skip.reason}", err=True)
     for chunk_id, reason in report.flagged:
         click.echo(f"flagged {chunk_id} (kept out of answers): {reason}", err=True)
+    for old, new in report.retired:
+        click.echo(f"retired {old}: superseded by {new}, never evidence in this snapshot",
+                   err=True)
     verb = "reused" if report.reused else "built"
     click.echo(
         f"{verb} snapshot {report.snapshot_id}: {report.documents} documents, "
