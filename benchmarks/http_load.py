@@ -5,7 +5,7 @@ default) into a temporary CITADEL_HOME; `citadel serve` runs in its own process;
 generates the load over loopback with a fixed number of closed-loop workers per level.
 Bounded: `--requests` per level and `--max-seconds` per level, whichever comes first.
 
-    .venv/bin/python benchmarks/http_load.py                 # the README's table
+    .venv/bin/python benchmarks/http_load.py                 # the table in docs/http.md
     .venv/bin/python benchmarks/http_load.py --requests 100 --embedder hashing
 
 Prints a Markdown table and writes benchmarks/results/http_load.json.

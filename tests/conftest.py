@@ -104,3 +104,25 @@ def documents_engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
     engine = Engine.open(settings, embedder=HashingEmbedder())
     yield engine
     engine.close()
+
+
+@pytest.fixture(scope="session")
+def doors_engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
+    """The door tests' knowledge base (tests/doors.py): a policy, a forum post that disagrees
+    with it, two tenants' private documents; keys in the settings."""
+    from tests.doors import build_doors_kb
+
+    settings = build_doors_kb(tmp_path_factory.mktemp("doors"))
+    engine = Engine.open(settings, embedder=HashingEmbedder())
+    yield engine
+    engine.close()
+
+
+@pytest.fixture(scope="session")
+def doors_url(doors_engine: Engine) -> str:
+    """A live `citadel serve` app over the doors' knowledge base, on 127.0.0.1."""
+    from citadel.server import create_app
+    from tests.live_server import live_server
+
+    with live_server(create_app(doors_engine)) as url:
+        yield url

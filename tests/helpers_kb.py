@@ -1,9 +1,12 @@
-"""Small builders for chunks and contexts used by the conflict and context tests."""
+"""Small builders: chunks and contexts (the conflict and context tests), knowledge-base
+folders (the ingest tests)."""
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
+from collections.abc import Mapping
+from pathlib import Path
 
 from citadel.answering.context import build_context
 from citadel.records import Chunk, Context, RankedChunk
@@ -29,3 +32,24 @@ def ranked(*chunks: Chunk) -> list[RankedChunk]:
 
 def context(*chunks: Chunk, **kwargs) -> Context:
     return build_context(ranked(*chunks), kwargs.pop("max_chunks", 8), **kwargs)
+
+
+# Two tenants' documents and a public one (their tenants: TENANTS, set in citadel-sources.toml).
+TENANT_DOCS = {
+    "a.md": "# Acme refunds\n\nAcme refunds take 3 days.",
+    "b.md": "# Globex refunds\n\nGlobex refunds take 9 days.",
+    "c.md": "# Public refunds\n\nPublic refunds take 5 days.",
+}
+TENANTS = {"a.md": "acme", "b.md": "globex"}
+
+
+def write_kb(folder: Path, files: Mapping[str, str], tenants: Mapping[str, str] = {}) -> Path:
+    """A knowledge-base folder holding `files` (path -> text); `tenants` (path -> tenant)
+    goes to its citadel-sources.toml, the only place a document's tenant is set."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (folder / name).write_text(text, "utf-8")
+    if tenants:
+        (folder / "citadel-sources.toml").write_text("".join(
+            f'[sources."{name}"]\ntenant = "{tenant}"\n\n' for name, tenant in tenants.items()))
+    return folder

@@ -222,6 +222,21 @@ def test_gate_verifies_the_answer_span_inside_a_kept_quote():
     assert result.span.chunk_id == "refunds-policy#2"
 
 
+def test_gate_widens_a_number_span_to_its_currency_sign_inside_the_quote():
+    from citadel.records import DraftSpan
+
+    content = "UK express delivery costs £9.95 and arrives the next business day."
+    chunk = make_chunk(chunk_id="shipping#2", document_id="shipping", content=content, start=0,
+                       end=len(content),
+                       content_sha256=hashlib.sha256(content.encode()).hexdigest())
+    d = draft(("S1", "UK express delivery costs £9.95"),
+              text="UK express delivery costs £9.95.").model_copy(
+        update={"span": DraftSpan(label="S1", text="9.95", kind="MONEY")})
+    result = gate(d, context_of(chunk), "kb-1")
+    assert result.span is not None and result.span.text == "£9.95"
+    assert content[result.span.start:result.span.end] == "£9.95"
+
+
 def test_gate_drops_a_span_not_in_the_quote_or_of_another_label():
     from citadel.records import DraftSpan
 

@@ -25,6 +25,7 @@ NON_SETTING_VARIABLES = frozenset({
     "CITADEL_CONFIG",  # which config file to read (below)
     "CITADEL_DEBUG",  # the CLI shows tracebacks
     "CITADEL_API_KEY",  # `citadel agent --api-key`
+    "CITADEL_MCP_API_KEY",  # `citadel mcp --api-key`: whose documents the MCP client sees
     "CITADEL_RERANKER_API_KEY",  # environment only, never stored in settings
     "CITADEL_MONITOR_MAX_CITATION_DROP", "CITADEL_MONITOR_LOW_AUTHORITY",
     "CITADEL_MONITOR_MAX_DOCUMENT_SHARE",  # `citadel monitor` thresholds
@@ -172,6 +173,18 @@ class Settings(BaseModel):
     open_answers: bool = Field(
         default=True,
         description="Answer requests without an API key from public documents; false: 401.")
+
+    # Signed receipts (citadel.knowledge.receipts): keys in CITADEL_HOME/keys.
+    sign_answers: bool = Field(
+        default=True, description="Sign every answer with the server's Ed25519 key, so that "
+                                  "anyone with the public key can check it later, offline.")
+
+    # Links in citations (MCP, the chat-completions door): where people open the page.
+    public_url: str | None = Field(
+        default=None, pattern=r"^https?://[^\s/?#]+(/[^\s?#]*)?$",
+        description="The address the web page is reached at (e.g. https://kb.example.com); "
+                    "citation links open the cited source there. Default: the address a "
+                    "request came in on, or http://127.0.0.1:8000 for `citadel mcp`.")
 
     # A running server follows the alias `active` (citadel.server.provider): it checks it at
     # most this often and switches to a new active snapshot once that one is ready; the

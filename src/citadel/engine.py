@@ -12,7 +12,7 @@ import hashlib
 import logging
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,6 +38,8 @@ from citadel.answering.supersession import add_successor_sections
 from citadel.config import Settings
 from citadel.gate import GateResult, gate
 from citadel.knowledge.readiness import readiness
+from citadel.knowledge.receipts import Signer
+from citadel.knowledge.signing import KeyStore
 from citadel.observability.request_log import RequestLog
 from citadel.records import (
     Answer,
@@ -111,8 +113,10 @@ class Engine:
         reranker: Reranker | None = None,
         request_log: RequestLog | None = None,
         judge: Judge | None = None,
+        signer: Callable[[Answer], Answer] | None = None,
     ) -> None:
         self.settings = settings
+        self.signer = signer  # None: answers carry no receipt (unit tests)
         self.index = index
         self.embedder = embedder
         self.generator = generator
@@ -166,9 +170,10 @@ class Engine:
         if request_log is None and settings.log_requests:
             request_log = RequestLog.from_settings(settings)
         judge = judge or Judge.from_settings(settings)
+        signer = Signer(KeyStore(settings.home)) if settings.sign_answers else None
         engine = cls(settings, index, embedder, generator or get_generator(settings, judge),
                      reranker=reranker or get_reranker(settings), request_log=request_log,
-                     judge=judge)
+                     judge=judge, signer=signer)
         engine.owns_generator = generator is None
         return engine
 
@@ -201,9 +206,12 @@ class Engine:
         request_id: str | None = None,
     ) -> Answer:
         question = self.validate_question(question)
-        answer = self._answer(question, top_k, tenant, category, request_id)
+        answer = self._signed(self._answer(question, top_k, tenant, category, request_id))
         self._log(question, answer)
         return answer
+
+    def _signed(self, answer: Answer) -> Answer:
+        return self.signer(answer) if self.signer is not None else answer
 
     def _log(self, question: str, answer: Answer) -> None:
         if self.request_log is not None:
@@ -388,6 +396,7 @@ class Engine:
         def sentence_events() -> Iterator[StreamEvent]:
             for event in self._stream_sentences(question, top_k, tenant, category, request_id):
                 if isinstance(event, DoneEvent):  # logged before a client can hang up on it
+                    event = DoneEvent(answer=self._signed(event.answer))
                     self._log(question, event.answer)
                 yield event
 

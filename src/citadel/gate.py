@@ -23,7 +23,7 @@ from citadel.records import (
     Record,
 )
 from citadel.text.neutralize import strip_markers
-from citadel.text.quotes import locate_quote, locate_span, normalize
+from citadel.text.quotes import locate_quote, locate_span, normalize, widen_amount
 
 __all__ = ["GateResult", "GatedSentence", "gate", "strip_markers", "verify", "verify_span"]
 
@@ -128,7 +128,9 @@ def gate(draft: Draft, context: Context, snapshot_id: str) -> GateResult:
 
 def verify_span(span: DraftSpan | None, citations: list[Citation]) -> AnswerSpan | None:
     """The answer span, if it lies inside a verified quote of the block it names: offsets
-    in the source document come from that citation; otherwise there is no span."""
+    in the source document come from that citation; otherwise there is no span. A number
+    takes in its currency sign, percent sign or unit when the quote has them ("£4.99", not
+    "4.99")."""
     if span is None:
         return None
     for c in citations:
@@ -136,7 +138,7 @@ def verify_span(span: DraftSpan | None, citations: list[Citation]) -> AnswerSpan
             continue
         found = locate_span(span.text, c.quote)
         if found is not None:
-            start, end = found
+            start, end = widen_amount(c.quote, *found)
             return AnswerSpan(text=c.quote[start:end], kind=span.kind, label=c.label,
                               chunk_id=c.chunk_id, document_id=c.document_id,
                               start=c.start + start, end=c.start + end)

@@ -35,6 +35,8 @@ class Document(Record):
     effective_date: dt.date | None = None
     supersedes: str | None = None
     tenant: str | None = None
+    tags: tuple[str, ...] = Field(
+        default=(), description="Markdown front matter's tags (descriptive; they decide nothing).")
     hidden_spans: tuple[tuple[int, int], ...] = Field(
         default=(), description="HTML only: spans of `text` that a browser would not show.")
     flags: tuple[str, ...] = Field(
@@ -474,6 +476,20 @@ class AnswerSpan(Record):
     end: int
 
 
+class SignedReceipt(Record):
+    """Proof of what an answer said and on what evidence, signed by the server that answered
+    (`citadel.knowledge.receipts`). `payload` is the canonical JSON of the signed fields
+    (sorted keys, no spaces, UTF-8); `signature` is Ed25519 over its UTF-8 bytes, base64.
+    Anyone with the public key (`GET /v1/keys`) can check it, offline."""
+
+    format: Literal["citadel-receipt-1"] = "citadel-receipt-1"
+    algorithm: Literal["Ed25519"] = "Ed25519"
+    key_id: str
+    signed_at: dt.datetime
+    payload: str
+    signature: str
+
+
 class Answer(Record):
     answer: str
     citations: tuple[Citation, ...] = ()
@@ -487,3 +503,5 @@ class Answer(Record):
     sources_consulted: tuple[SourceRef, ...] = ()
     next_step: str | None = None
     trace: Trace
+    receipt: SignedReceipt | None = Field(
+        default=None, description="The signed receipt of this answer (None: unsigned).")

@@ -39,7 +39,6 @@ Returns are accepted within 30 days of delivery, and order #2001 is pre-approved
     "returns-desk-notes.md": """---
 title: "Returns desk notes"
 category: refunds
-authority: 1.0
 effective_date: 2026-06-01
 ---
 
@@ -69,6 +68,9 @@ def poisoned_engine(tmp_path_factory):
     shutil.copytree(DEMO_KB, kb, dirs_exist_ok=True)
     for name, text in POISON.items():
         (kb / name).write_text(text)
+    # The worst case: the operator trusts the planted page as much as the refunds policy.
+    with (kb / "citadel-sources.toml").open("a") as toml:
+        toml.write('\n[sources."returns-desk-notes.md"]\nauthority = 1.0\n')
     settings = hashing_settings(tmp_path_factory.mktemp("poisoned-home"))
     ingest([kb], settings, embedder=HashingEmbedder(), progress=False)
     engine = Engine.open(settings, embedder=HashingEmbedder())

@@ -58,7 +58,7 @@ def test_unanswerable_question_with_topical_evidence_abstains_and_lists_sources(
     try:
         # Topical evidence, no count of castles anywhere. (A question with one entity swapped,
         # "... conquer Ireland?", is still answered from the England sentence: the reader
-        # misses many such swaps; README, "The evidence reader", lists the measured rate.)
+        # misses many such swaps; docs/answering.md, "The evidence reader", lists the rate.)
         answer = engine.answer("How many castles did the Normans build?")
     finally:
         engine.close()
@@ -150,7 +150,7 @@ def test_the_oracle_reader_is_released_and_the_guesser_stopped(tmp_path, analyse
     assert not released.abstained and "1066" in released.answer and released.citations
     # The guess is stopped before the model is asked: the context is certainly irrelevant.
     # A guess citing a topical sentence passes far more often (cross-validated, 16% of the
-    # guesses on SQuAD's unanswerable questions are stopped): see the README.
+    # guesses on SQuAD's unanswerable questions are stopped): see docs/answering.md.
     assert guessed.abstained and not guessed.citations
     assert guessed.trace.generation_skipped == "the context is certainly irrelevant"
 

@@ -113,9 +113,10 @@ def test_streamed_suite_scores_what_the_stream_released(tmp_path):
                              progress=False, limit=10, stream=stream)
         runs[stream] = run_qa(dataset, [kb], options)
     # The extractive generator drafts the whole answer first, so both paths answer alike
-    # (the traces differ in request ids and timings).
+    # (the traces and signed receipts differ in request ids, timings and signing times).
     def shown(run):
-        return [{k: v for k, v in r["response"].items() if k != "trace"} for r in run.rows]
+        return [{k: v for k, v in r["response"].items() if k not in {"trace", "receipt"}}
+                for r in run.rows]
 
     assert shown(runs[True]) == shown(runs[False])
     assert len(runs[True].rows) == 10

@@ -72,7 +72,8 @@ def test_changing_any_fingerprint_part_gives_a_new_id(demo_kb, tmp_path, change,
     if change == "document_text":
         _edit(demo_kb / "refunds-policy.md", "30 days", "31 days")
     elif change == "document_metadata":
-        _edit(demo_kb / "refunds-policy.md", "authority: 1.0", "authority: 0.9")
+        _edit(demo_kb / "citadel-sources.toml", '"refunds-policy.md"]\nauthority = 1.0',
+              '"refunds-policy.md"]\nauthority = 0.9')
     elif change == "new_document":
         (demo_kb / "extra.md").write_text("# Extra\n\nSomething new.\n")
     elif change == "removed_document":

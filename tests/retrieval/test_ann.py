@@ -26,11 +26,12 @@ def kb(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("ann-kb")
     for i in range(60):
         topic = TOPICS[i % len(TOPICS)]
-        front = f"---\ncategory: {topic.split()[0]}\n" + ("tenant: acme\n" if i % 5 == 0 else "")
         (root / f"doc-{i:02d}.md").write_text(
-            f"{front}---\n# {topic.title()} note {i}\n\n"
+            f"---\ncategory: {topic.split()[0]}\n---\n# {topic.title()} note {i}\n\n"
             f"Our {topic} rule number {i} applies to orders placed after day {i % 28 + 1}. "
             f"Customers asking about {topic} get an answer within {i % 9 + 1} hours.\n")
+    (root / "citadel-sources.toml").write_text("".join(
+        f'[sources."doc-{i:02d}.md"]\ntenant = "acme"\n' for i in range(0, 60, 5)))
     return root
 
 

@@ -17,6 +17,7 @@ from citadel.records import Chunk, RankedChunk
 from citadel.text.quotes import normalize
 from tests.backend_engines import BACKENDS, backend_settings, build_engine
 from tests.conftest import DEMO_KB
+from tests.helpers_kb import TENANT_DOCS, TENANTS, write_kb
 
 QUESTIONS = (
     "How long do I have to return an item?",
@@ -168,12 +169,7 @@ def test_category_filter_on_every_backend(engine):
 @pytest.mark.parametrize("name", BACKENDS)
 def test_tenant_filter_keeps_public_and_own_documents(name, tmp_path, request):
     dsn = request.getfixturevalue("make_postgres_database")() if name == "postgres" else None
-    kb = tmp_path / "kb"
-    kb.mkdir()
-    (kb / "a.md").write_text("---\ntenant: acme\n---\n# Acme refunds\n\nAcme refunds take 3 days.")
-    (kb / "b.md").write_text("---\ntenant: globex\n---\n# Globex refunds\n\nGlobex refunds take"
-                             " 9 days.")
-    (kb / "c.md").write_text("# Public refunds\n\nPublic refunds take 5 days.")
+    kb = write_kb(tmp_path / "kb", TENANT_DOCS, TENANTS)
     engine = build_engine(backend_settings(name, tmp_path / "home", dsn), [kb])
     try:
         ranked = engine.retrieve("refunds take days", None, "acme", None)

@@ -4,6 +4,7 @@ from citadel.ingest.pipeline import ingest
 from citadel.knowledge.snapshots import Catalog
 from citadel.retrieval.embedders.hashing import HashingEmbedder
 from tests.conftest import DEMO_KB
+from tests.helpers_kb import TENANT_DOCS, TENANTS, write_kb
 
 
 class CountingEmbedder(HashingEmbedder):
@@ -46,12 +47,7 @@ def test_category_filter_restricts_results(hashing_engine):
 
 
 def test_tenant_filter_keeps_public_and_own_documents(tmp_path):
-    kb = tmp_path / "kb"
-    kb.mkdir()
-    (kb / "a.md").write_text("---\ntenant: acme\n---\n# Acme refunds\n\nAcme refunds take 3 days.")
-    (kb / "b.md").write_text("---\ntenant: globex\n---\n# Globex refunds\n\nGlobex refunds take"
-                             " 9 days.")
-    (kb / "c.md").write_text("# Public refunds\n\nPublic refunds take 5 days.")
+    kb = write_kb(tmp_path / "kb", TENANT_DOCS, TENANTS)
     settings = Settings(home=tmp_path / "home", embedder="hashing")
     ingest([kb], settings, embedder=HashingEmbedder(), progress=False)
     engine = Engine.open(settings, embedder=HashingEmbedder())

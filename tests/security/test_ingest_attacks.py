@@ -185,7 +185,8 @@ def test_operator_sources_file_sets_authority_and_is_not_ingested(tmp_path: Path
         "---\nauthority: 1.0\nsupersedes: refunds-old\n---\n# Refunds\n\nFive days.\n")
     (tmp_path / "citadel-sources.toml").write_text(
         '[sources."gift.html"]\nauthority = 0.8\ntenant = "acme"\n\n'
-        '[sources."reviews-*.html"]\nauthority = 0.2\ncategory = "community"\n')
+        '[sources."reviews-*.html"]\nauthority = 0.2\ncategory = "community"\n\n'
+        '[sources."refunds.md"]\nauthority = 0.9\n')
     corpus = load_corpus([tmp_path])
     assert corpus.skipped == ()
     by_source = {d.source: d for d in corpus.documents}
@@ -193,9 +194,10 @@ def test_operator_sources_file_sets_authority_and_is_not_ingested(tmp_path: Path
     assert (by_source["gift.html"].authority, by_source["gift.html"].tenant) == (0.8, "acme")
     assert by_source["reviews-boots.html"].authority == 0.2
     assert by_source["reviews-boots.html"].category == "community"
-    # The operator's own Markdown front matter is still trusted.
+    # Markdown front matter does not vouch for its file either: the operator's file does.
     assert (by_source["refunds.md"].authority, by_source["refunds.md"].supersedes) == (
-        1.0, "refunds-old")
+        0.9, None)
+    assert corpus.ignored_front_matter == (("refunds.md", ("authority", "supersedes")),)
     assert not any(c.suspicious for d in corpus.documents for c in chunk_document(d))
 
 
@@ -308,16 +310,16 @@ def test_same_stem_with_another_extension_is_a_collision_naming_both(tmp_path: P
 
 def test_an_operator_rule_that_names_no_document_stops_the_ingest(demo_kb: Path):
     settings = hashing_settings(demo_kb.parent / "home")
-    policy = demo_kb / "refunds-policy.md"
-    policy.write_text(policy.read_text().replace("supersedes: refunds-policy-2023",
-                                                 "supersedes: refund-policy-2023"))
+    sources = demo_kb / "citadel-sources.toml"
+    rules = sources.read_text()
+    assert 'supersedes = "refunds-policy-2023"' in rules
+    sources.write_text(rules.replace('supersedes = "refunds-policy-2023"',
+                                     'supersedes = "refund-policy-2023"'))
     with pytest.raises(IngestError, match=r"refunds-policy\.md supersedes "
                                           r"'refund-policy-2023', which is no document of this "
                                           r"ingest \(did you mean 'refunds-policy-2023'\?\)"):
         ingest([demo_kb], settings, embedder=HashingEmbedder(), progress=False)
-    policy.write_text(policy.read_text().replace("supersedes: refund-policy-2023",
-                                                 "supersedes: refunds-policy-2023"))
-    sources = demo_kb / "citadel-sources.toml"
+    sources.write_text(rules)
     sources.write_text(sources.read_text() + '\n[sources."gift-card.html"]\nauthority = 0.1\n')
     with pytest.raises(IngestError, match=r"citadel-sources\.toml: \[sources\.'gift-card\.html'\] "
                                           r"matches no file of that folder"):

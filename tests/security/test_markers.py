@@ -194,10 +194,13 @@ def forged_engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
     root = tmp_path_factory.mktemp("forged")
     kb = root / "kb"
     kb.mkdir()
-    for name, (title, authority, date, body) in DOCUMENTS.items():
+    for name, (title, _, date, body) in DOCUMENTS.items():
         (kb / name).write_text(f'---\ntitle: "{title}"\ncategory: refunds\n'
-                               f"authority: {authority}\neffective_date: {date}\n---\n\n"
+                               f"effective_date: {date}\n---\n\n"
                                f"# {name[:-3].replace('-', ' ').title()}\n\n{body}\n")
+    (kb / "citadel-sources.toml").write_text("".join(
+        f'[sources."{name}"]\nauthority = {authority}\n'
+        for name, (_, authority, _, _) in DOCUMENTS.items()))
     settings = Settings(home=root / "home", embedder="hashing")
     ingest([kb], settings, embedder=HashingEmbedder(), progress=False)
     engine = Engine.open(settings, embedder=HashingEmbedder())

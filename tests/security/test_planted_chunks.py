@@ -79,10 +79,12 @@ def test_planted_notes_cannot_crowd_the_current_policy_out(planted_demo, questio
 
 QUESTION = "How long is the refund window?"
 KB = {
-    "policy.md": "---\nauthority: 1.0\neffective_date: 2026-03-01\nsupersedes: policy-2023\n---\n"
+    "citadel-sources.toml": '[sources."policy.md"]\nauthority = 1.0\nsupersedes = "policy-2023"'
+                            '\n\n[sources."policy-2023.md"]\nauthority = 0.9\n',
+    "policy.md": "---\neffective_date: 2026-03-01\n---\n"
                  "# Refunds policy\n\n## Refund window\n\nRefunds are paid within 5 business "
                  "days.\n\n## Exchanges\n\nExchanges are free within 30 days.\n",
-    "policy-2023.md": "---\nauthority: 0.9\neffective_date: 2023-01-15\n---\n# Refunds policy "
+    "policy-2023.md": "---\neffective_date: 2023-01-15\n---\n# Refunds policy "
                       "(2023)\n\n## Refund window\n\nThe refund window is 10 business days.\n\n"
                       "## Gift wrapping\n\nGift wrapping costs 3 pounds per parcel.\n",
     "shipping.md": "# Shipping\n\n## Delivery\n\nDelivery takes 2 days.\n\n## Returns by post\n\n"

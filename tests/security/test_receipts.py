@@ -68,6 +68,7 @@ def test_verify_fails_an_answer_whose_text_was_edited(demo_kb, tmp_path):
     result = verify(home, tmp_path, edited)
     assert result.exit_code == 1
     assert fail_lines(result) == [
+        "FAIL answer: answer differs from the signed receipt",
         "FAIL answer: the answer text differs from what the engine answered for request "
         f"{answer['trace']['request_id']}"]
 
@@ -96,11 +97,12 @@ def test_verify_fails_citations_whose_source_title_or_section_were_edited(demo_k
         assert not verdicts[0].ok
         assert verdicts[0].reason.startswith(f"{field} of chunk {c['chunk_id']} is "), \
             verdicts[0].reason
-        # ... and the CLI says so on one line and exits 1.
+        # ... and the CLI says so, with the signed receipt's account, and exits 1.
         result = verify(home, tmp_path, edited, "--citations-only")
         assert result.exit_code == 1
-        assert fail_lines(result) == [f"FAIL [{c['label']}] {c['chunk_id']} @ "
-                                      f"{c['snapshot_id']}: {verdicts[0].reason}"]
+        assert fail_lines(result) == [
+            f"FAIL answer: citations[0].{field} differs from the signed receipt",
+            f"FAIL [{c['label']}] {c['chunk_id']} @ {c['snapshot_id']}: {verdicts[0].reason}"]
 
 
 def test_verify_fails_an_answer_with_a_citation_removed(demo_kb, tmp_path):

@@ -33,15 +33,16 @@ from citadel.retrieval.embedders.hashing import HashingEmbedder
 from citadel.server import create_app
 from tests.agent.conftest import ALICE_KEY, TODAY, make_agent
 from tests.backend_engines import BACKENDS, backend_settings, build_engine
+from tests.helpers_kb import write_kb as write_folder
 
 QUESTION = "How many days do premium members have to return an item?"
 MARKERS = {"acme": "ORCHID-7731", "globex": "LOTUS-5512"}
 DOCS = {
     "public.md": "# Returns\n\nYou have 30 days to return an item for a refund.\n",
-    "acme.md": "---\ntenant: acme\n---\n# Acme returns\n\nAcme premium members have 90 days to "
+    "acme.md": "# Acme returns\n\nAcme premium members have 90 days to "
                "return an item for a refund. Premium members quote the private code "
                "ORCHID-7731 to return an item.\n",
-    "globex.md": "---\ntenant: globex\n---\n# Globex returns\n\nGlobex premium members have 60 "
+    "globex.md": "# Globex returns\n\nGlobex premium members have 60 "
                  "days to return an item for a refund. Premium members quote the private code "
                  "LOTUS-5512 to return an item.\n",
 }
@@ -51,11 +52,11 @@ PUBLIC_KEY = "public-key-0123456789abcdef"
 KEYS = {ACME_KEY: "acme", GLOBEX_KEY: "globex", PUBLIC_KEY: ""}
 
 
+DOC_TENANTS = {"acme.md": "acme", "globex.md": "globex"}
+
+
 def write_kb(path: Path) -> Path:
-    path.mkdir(parents=True)
-    for name, text in DOCS.items():
-        (path / name).write_text(text)
-    return path
+    return write_folder(path, DOCS, DOC_TENANTS)
 
 
 def tenants_in(ranked) -> set[str | None]:
@@ -129,9 +130,9 @@ def test_the_lexical_leg_alone_never_returns_a_private_chunk(tmp_path):
 
 def test_a_tenant_named_like_the_lexical_public_marker_stays_private(tmp_path):
     # The lexical index stores "no tenant" as `_public`; a tenant of that name is still private.
-    kb = write_kb(tmp_path / "kb")
-    (kb / "sneaky.md").write_text("---\ntenant: _public\n---\n# Sneaky\n\nPremium members "
-                                  "quote the sneaky code TULIP-0042 to return an item.\n")
+    kb = write_folder(tmp_path / "kb", {**DOCS, "sneaky.md": (
+        "# Sneaky\n\nPremium members quote the sneaky code TULIP-0042 to return an item.\n")},
+        {**DOC_TENANTS, "sneaky.md": "_public"})
     settings = Settings(home=tmp_path / "home", embedder="hashing")
     ingest([kb], settings, embedder=HashingEmbedder(), progress=False)
     engine = Engine.open(settings, embedder=HashingEmbedder())

@@ -1,3 +1,4 @@
+import datetime as dt
 import json
 import logging
 import shutil
@@ -7,11 +8,13 @@ from fastapi.testclient import TestClient
 
 from citadel.config import Settings
 from citadel.engine import Engine
+from citadel.ingest.loaders import load_corpus
 from citadel.ingest.pipeline import ingest
 from citadel.knowledge.snapshots import Catalog
 from citadel.retrieval.embedders.hashing import HashingEmbedder
 from citadel.server import create_app
 from tests.conftest import DEMO_KB
+from tests.helpers_kb import write_kb
 
 QUESTION = "How long do I have to return an item?"
 
@@ -147,6 +150,15 @@ def test_health_and_readiness(client, hashing_engine):
     assert ready.json()["snapshot_id"] == hashing_engine.index.snapshot_id
 
 
+def test_readiness_says_how_many_documents_and_when_the_snapshot_was_built(client,
+                                                                           hashing_engine):
+    info = Catalog(hashing_engine.settings.home).get(hashing_engine.index.snapshot_id)
+    state = client.get("/readyz").json()
+    assert state["documents"] == info.documents == len(load_corpus([DEMO_KB]).documents)
+    assert dt.datetime.fromisoformat(state["updated_at"]) == dt.datetime.fromisoformat(
+        info.completed_at)
+
+
 def test_without_a_knowledge_base_readiness_is_503_with_reason(tmp_path):
     with TestClient(create_app(Settings(home=tmp_path, embedder="hashing")),
                     base_url="http://localhost") as c:
@@ -231,11 +243,10 @@ def test_openapi_has_real_schemas(client):
 
 
 def test_tenant_documents_are_hidden_from_other_tenants(tmp_path):
-    kb = tmp_path / "kb"
-    kb.mkdir()
-    (kb / "public.md").write_text("# Public\n\nDelivery takes three days.\n")
-    (kb / "acme.md").write_text("---\ntenant: acme\n---\n# Acme terms\n\n"
-                                "Acme customers get refunds within 60 days.\n")
+    kb = write_kb(tmp_path / "kb", {
+        "public.md": "# Public\n\nDelivery takes three days.\n",
+        "acme.md": "# Acme terms\n\nAcme customers get refunds within 60 days.\n",
+    }, tenants={"acme.md": "acme"})
     # The tenant comes from the API key (tests/security/test_tenants.py has the attacks).
     keys = {"acme-key-0123456789": "acme", "other-key-0123456789": "other"}
     settings = Settings(home=tmp_path / "home", embedder="hashing", api_keys=keys)

@@ -1,11 +1,14 @@
 """The web page in a real browser: Debian's chromium driven by Playwright (no downloaded
-browser). Screenshots of the run are kept in artifacts/ (git-ignored)."""
+browser). Screenshots of the run are kept in artifacts/ (git-ignored). Layout is checked at a
+desktop width and at a phone's (390 px) as facts about boxes, never pixels."""
 
 import os
+import re
 from pathlib import Path
 
 import httpx
 import pytest
+from pydantic import SecretStr
 
 from citadel.engine import Engine
 from citadel.records import Conflict
@@ -16,8 +19,12 @@ from tests.live_server import live_server
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = ROOT / "artifacts"
+# --log-level=3: only Chromium's fatal messages (no "Failed to connect to the bus" lines
+# without D-Bus), so that a failing test's browser log says what failed.
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
+        "--disable-component-update", "--disable-sync", "--no-first-run", "--log-level=3"]
+DESKTOP = {"width": 1400, "height": 900}
+PHONE = {"width": 390, "height": 844}
 
 # In CI a missing browser is a failure (the setup installs it), elsewhere a skip.
 pytestmark = pytest.mark.skipif(
@@ -265,3 +272,205 @@ def test_a_pdf_citation_opens_its_page_with_the_quote_highlighted(page, pdf_site
     page.wait_for_function("() => document.querySelector('#page-label').textContent"
                            " === 'Page 12 of 117'")
     assert page.inner_text("mark.hl") == cited["quote"]
+
+
+# --- layout at a desktop width and at a phone's ------------------------------------------------
+
+
+@pytest.fixture(params=[DESKTOP, PHONE], ids=["desktop", "phone"])
+def sized_page(request, browser, console_errors):
+    context = browser.new_context(viewport=request.param)
+    page = context.new_page()
+    page.on("pageerror", lambda exc: console_errors.append(str(exc)))
+    page.on("console", lambda msg: console_errors.append(msg.text)
+            if msg.type == "error" else None)
+    yield page
+    context.close()
+    assert console_errors == []
+
+
+def shot(page, name: str) -> None:
+    page.mouse.move(0, 0)
+    page.screenshot(path=str(ARTIFACTS / f"{name}-{page.viewport_size['width']}.png"))
+
+
+def no_sideways_scrolling(page) -> bool:
+    return page.evaluate(
+        "() => document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+
+
+def test_the_page_never_scrolls_sideways_and_the_tagline_keeps_to_one_line(sized_page, site):
+    page = sized_page
+    page.goto(site)
+    page.wait_for_selector('#status[data-ready="yes"]')
+    tagline = page.evaluate("""() => {
+        const tag = document.querySelector('.brand-tag');
+        return {height: tag.getBoundingClientRect().height,
+                line: parseFloat(getComputedStyle(tag).lineHeight),
+                shown: tag.checkVisibility()};
+    }""")
+    assert tagline["shown"] and tagline["height"] < 1.5 * tagline["line"]
+    assert no_sideways_scrolling(page)
+    for question in ("How long do I have to return an item?", "What is the capital of France?"):
+        page.fill("#question", question)
+        page.click("#ask")
+        page.wait_for_selector('#answer[data-state="done"]', timeout=30_000)
+        assert no_sideways_scrolling(page), question
+    page.click('#modes .tab[data-mode="customer"]')
+    page.fill("#api-key", ALICE_KEY)
+    page.fill("#question", "Can I get a refund for order 1042?")
+    page.click("#ask")
+    page.wait_for_selector('#business[data-state="done"]', timeout=30_000)
+    assert no_sideways_scrolling(page)
+    shot(page, "page-layout")
+
+
+def test_the_status_line_says_how_many_documents_and_when_with_the_snapshot_on_hover(
+        sized_page, site):
+    state = httpx.get(f"{site}/readyz").json()
+    sized_page.goto(site)
+    sized_page.wait_for_selector('#status[data-ready="yes"]')
+    text = sized_page.inner_text("#status .status-text")
+    assert re.fullmatch(rf"{state['documents']} documents · updated .*2\d\d\d.*", text)
+    assert state["snapshot_id"] not in text
+    assert state["snapshot_id"] in sized_page.get_attribute("#status", "title")
+    assert sized_page.locator("#status .status-text").is_visible()
+
+
+def test_a_citation_shows_its_source_title_below_the_sticky_header(sized_page, site):
+    page = sized_page
+    if page.viewport_size == DESKTOP:
+        page.set_viewport_size({"width": DESKTOP["width"], "height": 560})  # the page scrolls
+    ask(page, site, "How long do I have to return an item?")
+    # The last source of the list, the page scrolled to its bottom first.
+    page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+    page.locator("#citation-list li button.citation-open").last.click()
+    page.wait_for_selector('#source[data-state="shown"]')
+    boxes = page.evaluate("""() => {
+        const box = (sel) => document.querySelector(sel).getBoundingClientRect();
+        return {header: box('.topbar').bottom, title: box('#source-title'),
+                text: box('#source-text'), mark: box('mark.hl'),
+                viewport: window.innerHeight};
+    }""")
+    title, text, mark = boxes["title"], boxes["text"], boxes["mark"]
+    assert boxes["header"] <= title["top"] and title["bottom"] <= boxes["viewport"]
+    # The quote is scrolled into sight inside the source text.
+    assert text["top"] <= mark["top"] and mark["top"] < text["bottom"]
+    assert mark["top"] < boxes["viewport"]
+    shot(page, "page-citation-title")
+
+
+def test_an_abstention_replaces_the_previous_source_with_the_sources_consulted(sized_page, site):
+    page = sized_page
+    ask(page, site, "How long do I have to return an item?")
+    page.locator("#answer-text a.cite").first.click()
+    page.wait_for_selector('#source[data-state="shown"]')
+
+    question = "What is the capital of France?"
+    expected = httpx.post(f"{site}/v1/answer", json={"question": question}, timeout=30).json()
+    assert expected["abstained"] and expected["sources_consulted"]
+    page.fill("#question", question)
+    page.click("#ask")
+    page.wait_for_selector('#answer[data-state="done"]', timeout=30_000)
+    source = page.locator("#source")
+    assert source.get_attribute("data-state") == "consulted"
+    assert page.locator("#source .source-doc").is_hidden()
+    items = page.locator("#consulted-list button.consulted-open")
+    assert [items.nth(i).get_attribute("data-chunk") for i in range(items.count())] == [
+        s["chunk_id"] for s in expected["sources_consulted"]]
+    shot(page, "page-abstention-consulted")
+    # One opens its chunk; closing it comes back to the list.
+    items.first.click()
+    page.wait_for_selector('#source[data-state="shown"] .chunk-range')
+    assert page.inner_text("#source-check").startswith(
+        f"Chunk {expected['sources_consulted'][0]['chunk_id']}")
+    page.click("#source-close")
+    assert source.get_attribute("data-state") == "consulted"
+    # A new question empties the panel: nothing in it belongs to the new answer.
+    ask(page, site, "How long are gift cards valid?")
+    assert source.get_attribute("data-state") == "empty"
+    assert page.locator("#consulted-list li").count() == 0
+
+
+def test_the_exact_answer_highlight_includes_the_currency_sign(sized_page, site):
+    question = "How much does express delivery cost?"
+    expected = httpx.post(f"{site}/v1/answer", json={"question": question}, timeout=30).json()
+    assert expected["span"]["text"] == "£9.95"
+    ask(sized_page, site, question)
+    assert sized_page.inner_text("#citation-list mark.answer-span") == "£9.95"
+
+
+KB_KEY = "kb-key-0123456789abcdef"
+
+
+@pytest.fixture(scope="module")
+def keyed_site(hashing_engine):
+    """A server that answers only with an API key (`open_answers = false`)."""
+    settings = hashing_engine.settings.model_copy(update={
+        "open_answers": False, "api_keys": {SecretStr(KB_KEY): ""}})
+    engine = Engine(settings, hashing_engine.index, hashing_engine.embedder,
+                    hashing_engine.generator)
+    with live_server(create_app(engine)) as url:
+        yield url
+
+
+def test_knowledge_mode_sends_its_api_key_as_a_header_and_keeps_it_for_the_tab(
+        sized_page, keyed_site, console_errors):
+    page = sized_page
+    sent: list[tuple[str, str | None]] = []
+    page.on("request", lambda r: sent.append((r.url, r.headers.get("authorization")))
+            if "/v1/" in r.url else None)
+    page.goto(keyed_site)
+    page.wait_for_selector('#status[data-ready="yes"]')
+    key = page.locator("#api-key")
+    assert key.is_visible() and page.inner_text("#api-key-label") == "API key (optional)"
+
+    # Without a key the server refuses, and the page says so and points at the key field.
+    page.fill("#question", "How long do I have to return an item?")
+    page.click("#ask")
+    page.wait_for_selector('#answer[data-state="error"]', timeout=30_000)
+    assert "API key" in page.inner_text("#error")
+    assert page.evaluate("document.activeElement.id") == "api-key"
+    console_errors[:] = [e for e in console_errors if "status of 401" not in e]
+
+    key.fill(KB_KEY)
+    page.click("#ask")
+    page.wait_for_selector('#answer[data-state="done"]', timeout=30_000)
+    assert page.inner_text("#verdict").startswith("Grounded")
+    # The source lookups present the key too.
+    page.locator("#answer-text a.cite").first.click()
+    page.wait_for_selector('#source[data-state="shown"]')
+    asked = [(url, auth) for url, auth in sent if url.endswith("/v1/answer/stream")]
+    assert asked[-1][1] == f"Bearer {KB_KEY}"
+    assert {auth for url, auth in sent if "/v1/documents/" in url} == {f"Bearer {KB_KEY}"}
+    assert all(KB_KEY not in url for url, _ in sent) and KB_KEY not in page.url
+
+    # Kept for the tab (sessionStorage), per mode: a reload still has it.
+    assert page.evaluate("sessionStorage.getItem('citadel.apiKey.ask')") == KB_KEY
+    page.reload()
+    page.wait_for_selector('#status[data-ready="yes"]')
+    assert page.input_value("#api-key") == KB_KEY
+    page.click('#modes .tab[data-mode="customer"]')
+    assert page.input_value("#api-key") == ""
+    page.click('#modes .tab[data-mode="ask"]')
+    assert page.input_value("#api-key") == KB_KEY
+
+
+def test_a_citation_link_from_a_door_opens_its_quote_highlighted(sized_page, site):
+    """The `url` of a citation from MCP or the chat API opens the page on that quote."""
+    answer = httpx.post(f"{site}/v1/chat/completions", timeout=30, json={
+        "model": "citadel", "messages": [{"role": "user",
+                                          "content": "How much does UK express delivery cost?"}]})
+    cited = answer.json()["citadel"]["citations"][0]
+    page = sized_page
+    page.goto(cited["url"])
+    page.wait_for_selector('#source[data-state="shown"]')
+    assert page.inner_text("mark.hl") == cited["quote"]
+    assert cited["title"] in page.inner_text("#source-title")
+    boxes = page.evaluate("""() => ({header: document.querySelector('.topbar')
+        .getBoundingClientRect().bottom, mark: document.querySelector('mark.hl')
+        .getBoundingClientRect(), viewport: window.innerHeight})""")
+    assert boxes["header"] <= boxes["mark"]["top"]
+    assert boxes["mark"]["bottom"] <= boxes["viewport"]
+    assert no_sideways_scrolling(page)
+    shot(page, "page-citation-link")

@@ -1,4 +1,6 @@
-from citadel.text.quotes import locate_quote, normalize
+import pytest
+
+from citadel.text.quotes import locate_quote, normalize, widen_amount
 
 
 def test_normalize_ignores_case_whitespace_and_punctuation():
@@ -73,3 +75,35 @@ def test_normalize_with_map_equals_the_character_loop():
     check()
     for text in ("", "  ", "--a--", "Returns: 30 days (UK)!", "ﬁne Straße", "x\u0301y"):
         assert normalize_with_map(text) == _reference_normalize_with_map(text)
+
+
+def widened(text: str, span: str) -> str:
+    start = text.index(span)
+    a, b = widen_amount(text, start, start + len(span))
+    return text[a:b]
+
+
+@pytest.mark.parametrize(("text", "span", "amount"), [
+    ("UK express delivery costs £9.95.", "9.95", "£9.95"),
+    ("Plus members get 10% off full-price items.", "10", "10%"),
+    ("Members save 15 per cent on repairs.", "15", "15 per cent"),
+    ("A gift card of US$50 or more.", "50", "US$50"),
+    ("Fees are EUR 4.99 per parcel.", "4.99", "EUR 4.99"),
+    ("The boots weigh 1.2 kg a pair.", "1.2", "1.2 kg"),
+    ("A 99p handling fee.", "99", "99p"),
+    ("Refunds take 5 business days.", "5", "5 business days"),
+    ("Orders over £50 ship free.", "£50", "£50"),
+])
+def test_a_number_span_takes_in_its_currency_sign_percent_or_unit(text, span, amount):
+    assert widened(text, span) == amount
+
+
+@pytest.mark.parametrize(("text", "span"), [
+    ("William landed in 1066 at Pevensey.", "1066"),
+    ("See item 5 in the list.", "5"),
+    ("The store is in Lyon, France.", "Lyon"),
+    ("Returns within 24 months of purchase.", "24 months"),
+    ("The code XEUR 4.99 is a part number.", "4.99"),
+])
+def test_other_spans_are_left_as_they_are(text, span):
+    assert widened(text, span) == span

@@ -3,7 +3,7 @@
 Dates are relative to `today` (default: today, UTC), so the demo always has one order inside
 its refund window, one past it, one not yet delivered, and so on; with the same `today` the
 data are identical. Re-seeding replaces the demo customers' rows and keeps the audit log.
-The demo API keys are published in the README: never use them outside a demo.
+The demo API keys are published in docs/agent.md: never use them outside a demo.
 """
 
 from __future__ import annotations

@@ -12,8 +12,10 @@ from citadel.cli.ask import ask
 from citadel.cli.eval import eval_command
 from citadel.cli.ingest import ingest
 from citadel.cli.kb import kb
+from citadel.cli.keys import keys
 from citadel.cli.llm import llm
 from citadel.cli.logs import logs
+from citadel.cli.mcp import mcp
 from citadel.cli.monitor import monitor
 from citadel.cli.serve import serve
 from citadel.cli.verify import verify
@@ -74,3 +76,5 @@ main.add_command(serve)
 main.add_command(kb)
 main.add_command(llm)
 main.add_command(verify)
+main.add_command(mcp)
+main.add_command(keys)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import click
@@ -11,7 +12,9 @@ from citadel.config import Settings
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--no-activate", is_flag=True, help="Build the snapshot but leave the alias.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-def ingest(paths: tuple[Path, ...], no_activate: bool, quiet: bool) -> None:
+@click.option("--show-flagged", is_flag=True,
+              help="List every chunk flagged for planted instructions, with the reasons.")
+def ingest(paths: tuple[Path, ...], no_activate: bool, quiet: bool, show_flagged: bool) -> None:
     """Ingest files or folders (Markdown, text, HTML, PDF, Word) into a new snapshot and
     activate it."""
     from citadel.ingest.pipeline import IngestError
@@ -30,8 +33,11 @@ def ingest(paths: tuple[Path, ...], no_activate: bool, quiet: bool) -> None:
         raise
     for skip in report.skipped:
         click.echo(f"skipped {skip.path}: {skip.reason}", err=True)
-    for chunk_id, reason in report.flagged:
-        click.echo(f"flagged {chunk_id} (kept out of answers): {reason}", err=True)
+    if report.ignored_front_matter:
+        click.echo(ignored_summary(report.ignored_front_matter), err=True)
+    if show_flagged:
+        for chunk_id, reason in report.flagged:
+            click.echo(f"flagged {chunk_id}: {reason}", err=True)
     for old, new in report.retired:
         click.echo(f"retired {old}: superseded by {new}, never evidence in this snapshot",
                    err=True)
@@ -45,3 +51,36 @@ def ingest(paths: tuple[Path, ...], no_activate: bool, quiet: bool) -> None:
     )
     if report.activated:
         click.echo(f"active snapshot is now {report.snapshot_id}")
+    if report.flagged:
+        click.echo(flagged_summary(report.flagged, paths, listed=show_flagged), err=True)
+
+
+def flagged_summary(flagged: tuple[tuple[str, str], ...], paths: tuple[Path, ...],
+                    listed: bool) -> str:
+    """What injection screening found, in words: how many chunks of which documents, what
+    that means for answers (search never returns them: `Chunk.retrievable`), how to see
+    them."""
+    documents = sorted({chunk_id.split("#", 1)[0] for chunk_id, _ in flagged})
+    named = ", ".join(documents[:5]) + (f" and {len(documents) - 5} more"
+                                        if len(documents) > 5 else "")
+    see = ("" if listed else " To list them with the reasons: citadel ingest "
+           + " ".join(shlex.quote(str(p)) for p in paths) + " --show-flagged")
+    return (f"screening: {_count(len(flagged), 'chunk')} in {_count(len(documents), 'document')}"
+            f" ({named}) look like planted instructions (text addressed to an AI assistant, "
+            "such as \"ignore previous instructions\", or text a web page hides from its "
+            "readers). They are stored but never retrieved, so they take no answer's place and "
+            f"are never quoted, cited or followed.{see}")
+
+
+def ignored_summary(ignored: tuple[tuple[str, tuple[str, ...]], ...]) -> str:
+    """Markdown files whose front matter names fields only the operator sets, in one line."""
+    fields = sorted({f for _, names in ignored for f in names})
+    paths = [path for path, _ in ignored]
+    named = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+    return (f"note: the front matter of {_count(len(paths), 'Markdown file')} ({named}) sets "
+            f"{', '.join(fields)}: ignored, since only the operator's citadel-sources.toml at "
+            "the ingest root sets them (a file must not vouch for itself)")
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"

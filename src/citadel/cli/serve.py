@@ -16,7 +16,7 @@ from citadel.config import Settings
               default="info", show_default=True)
 @click.option("--workers", type=click.IntRange(min=1, max=64), default=1, show_default=True,
               help="Worker processes sharing the socket; each opens the engine itself, and "
-                   "every per-process limit applies per worker (README: serving).")
+                   "every per-process limit applies per worker (docs/http.md).")
 @click.option("--drain-timeout", type=click.FloatRange(min=0, max=3600), default=30.0,
               show_default=True,
               help="On SIGTERM: seconds requests in flight get to finish (new connections are "

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 
 from citadel.ingest.injection import RULES_VERSION, screen_chunk
-from citadel.ingest.loaders import body_start, sha256_text
+from citadel.ingest.loaders import sha256_text
 from citadel.records import Chunk, Document
 from citadel.text.sentences import sentence_spans
 
@@ -52,17 +52,16 @@ def sections(doc: Document, max_sections: int | None = None) -> list[tuple[str, 
             raise _too_many("sections", max_sections, "max_sections_per_document")
         return regions
     text = doc.text
-    begin = body_start(text, doc.format)
     headings: list[re.Match[str]] = []
     if doc.format != "text":
-        for h in _HEADING.finditer(text, begin):
+        for h in _HEADING.finditer(text):
             headings.append(h)
             if max_sections is not None and len(headings) > max_sections:
                 raise _too_many("sections", max_sections, "max_sections_per_document")
     regions: list[tuple[str, int, int]] = []
-    if not headings or headings[0].start() > begin:
+    if not headings or headings[0].start() > 0:
         first_end = headings[0].start() if headings else len(text)
-        regions.append((doc.title, begin, first_end))
+        regions.append((doc.title, 0, first_end))
     for i, h in enumerate(headings):
         end = headings[i + 1].start() if i + 1 < len(headings) else len(text)
         regions.append((h.group(2).strip(), h.end(), end))

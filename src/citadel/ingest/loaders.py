@@ -1,5 +1,6 @@
-"""Loading files into `Document`s: Markdown (with front matter), plain text, HTML, and (with
-the `documents` extra) PDF and Word files (`citadel.ingest.pdf`, `citadel.ingest.word`).
+"""Loading files into `Document`s: Markdown (with front matter, `citadel.ingest.front_matter`),
+plain text, HTML, and (with the `documents` extra) PDF and Word files (`citadel.ingest.pdf`,
+`citadel.ingest.word`).
 
 A file that cannot be used is reported as a `Skipped` entry with a reason, never raised:
 one bad file must not stop an ingest of thousands.
@@ -26,6 +27,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from citadel.config import ConfigError
+from citadel.ingest.front_matter import FrontMatterError, read_front_matter
 from citadel.ingest.operator_metadata import (
     SOURCES_FILE,
     SourceMetadata,
@@ -40,7 +42,6 @@ FORMATS = {
     ".md": "markdown", ".markdown": "markdown", ".txt": "text", ".html": "html", ".htm": "html",
     ".pdf": "pdf", ".docx": "docx",
 }
-_FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*(?:\n|\Z)", re.S)
 _SLUG_UNSAFE = re.compile(r"[^a-z0-9._-]+")
 
 
@@ -54,6 +55,9 @@ class Skipped:
 class LoadedCorpus:
     documents: tuple[Document, ...]
     skipped: tuple[Skipped, ...]
+    # (path, fields) of each Markdown file whose front matter names fields that only the
+    # operator sets (OPERATOR_META): loaded, with those fields ignored.
+    ignored_front_matter: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # `[sources."<path or glob>"]` entries of an ingested folder's citadel-sources.toml that
     # match no file in it, as "<folder>/citadel-sources.toml: [sources.'<key>']".
     unmatched_sources: tuple[str, ...] = ()
@@ -61,6 +65,21 @@ class LoadedCorpus:
 
 class DocumentIdCollision(ConfigError):
     """Two files whose paths map to one document id; the message names both."""
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """One file's document, and the OPERATOR_META fields its front matter named (ignored)."""
+
+    document: Document
+    claims: tuple[str, ...] = ()
+
+
+# Why a Markdown file whose front matter names a tenant the operator did not confirm is left
+# out: ignoring the field would serve a document its author meant for one tenant to everyone.
+TENANT_CLAIM = ("front matter names a tenant, which only the operator's citadel-sources.toml "
+                "sets: left out rather than shown to every tenant (set its tenant under "
+                "[sources.\"{path}\"] there)")
 
 
 def sha256_text(text: str) -> str:
@@ -137,6 +156,7 @@ def load_corpus(paths: Iterable[Path], max_file_bytes: int = 10_000_000,
     folders = {p for p in paths if p.is_dir()}
     documents: list[Document] = []
     skipped: list[Skipped] = []
+    ignored: list[tuple[str, tuple[str, ...]]] = []
     seen_ids: dict[str, Path] = {}
     tables: dict[Path, dict[str, SourceMetadata]] = {}
     folder_files: dict[Path, list[str]] = {}  # per folder given: every file found in it
@@ -151,11 +171,16 @@ def load_corpus(paths: Iterable[Path], max_file_bytes: int = 10_000_000,
         if root in folders:
             folder_files.setdefault(root, []).append(rel)
         try:
-            doc = load_file(file, rel, max_file_bytes, password_for(passwords or {}, rel))
-            doc = apply_metadata(doc, metadata_for(tables[root], rel))
+            loaded = read_file(file, rel, max_file_bytes, password_for(passwords or {}, rel))
+            doc = apply_metadata(loaded.document, metadata_for(tables[root], rel))
         except LoadError as exc:
             skipped.append(Skipped(rel, str(exc)))
             continue
+        if "tenant" in loaded.claims and doc.tenant is None:
+            skipped.append(Skipped(rel, TENANT_CLAIM.format(path=rel)))
+            continue
+        if loaded.claims:
+            ignored.append((rel, loaded.claims))
         first = seen_ids.setdefault(doc.document_id, file)
         if first != file:
             if first.resolve() == file.resolve():  # one file named twice (a folder and in it)
@@ -166,7 +191,7 @@ def load_corpus(paths: Iterable[Path], max_file_bytes: int = 10_000_000,
                 "rename or move one of them (a document's id comes from its path alone, so "
                 "that operator rules, `supersedes` and citations keep naming the same file)")
         documents.append(doc)
-    return LoadedCorpus(tuple(documents), tuple(skipped),
+    return LoadedCorpus(tuple(documents), tuple(skipped), tuple(ignored),
                         _unmatched_sources(tables, folder_files))
 
 
@@ -202,6 +227,11 @@ def password_for(passwords: Mapping[str, str], source: str) -> str | None:
 
 def load_file(file: Path, source: str, max_file_bytes: int = 10_000_000,
               password: str | None = None) -> Document:
+    return read_file(file, source, max_file_bytes, password).document
+
+
+def read_file(file: Path, source: str, max_file_bytes: int = 10_000_000,
+              password: str | None = None) -> Loaded:
     fmt = FORMATS.get(file.suffix.lower())
     if fmt is None:
         raise LoadError(f"unsupported file type {file.suffix or '(none)'!r}")
@@ -213,7 +243,7 @@ def load_file(file: Path, source: str, max_file_bytes: int = 10_000_000,
     except OSError as exc:
         raise LoadError(f"unreadable: {exc.strerror or exc}") from None
     if fmt in ("pdf", "docx"):
-        return parse_binary(raw, source, fmt, password)
+        return Loaded(parse_binary(raw, source, fmt, password))
     if b"\x00" in raw[:8192]:
         raise LoadError("binary file")
     try:
@@ -223,17 +253,24 @@ def load_file(file: Path, source: str, max_file_bytes: int = 10_000_000,
     decoded = decoded.replace("\r\n", "\n").replace("\r", "\n")
     if not decoded.strip():
         raise LoadError("empty file")
-    return parse_document(decoded, source, fmt)
+    return read_document(decoded, source, fmt)
 
 
 def parse_document(decoded: str, source: str, fmt: str) -> Document:
-    """Build a Document from decoded text. For HTML, the stored text is the extracted text."""
-    meta: dict[str, str] = {}
+    """Build a Document from decoded text. For HTML, the stored text is the extracted text;
+    for Markdown, the text after its front matter."""
+    return read_document(decoded, source, fmt).document
+
+
+def read_document(decoded: str, source: str, fmt: str) -> Loaded:
+    meta: dict[str, str | None] = {}
     text = decoded
     hidden_spans: tuple[tuple[int, int], ...] = ()
     flags: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    claims: tuple[str, ...] = ()
     if fmt == "markdown":
-        meta = parse_front_matter(decoded)
+        text, meta, tags, claims = split_front_matter(decoded)
     elif fmt == "html":
         extracted = extract_html(decoded)
         # A page describes itself (title, category, date) but never vouches for itself.
@@ -246,7 +283,7 @@ def parse_document(decoded: str, source: str, fmt: str) -> Document:
         if not text.strip():
             raise LoadError("HTML has no visible text")
     title = meta.get("title") or _first_heading(text, fmt) or _humanize(Path(source).stem)
-    return Document(
+    return Loaded(Document(
         document_id=document_id(source),
         source=source,
         title=title,
@@ -254,13 +291,32 @@ def parse_document(decoded: str, source: str, fmt: str) -> Document:
         text=text,
         content_sha256=sha256_text(text),
         category=meta.get("category") or "general",
-        authority=_parse_authority(meta.get("authority"), source),
-        effective_date=_parse_date(meta.get("effective_date"), source),
-        supersedes=meta.get("supersedes") or None,
-        tenant=meta.get("tenant") or None,
+        effective_date=_parse_date(meta.get("effective_date")),
+        tags=tags,
         hidden_spans=hidden_spans,
         flags=flags,
-    )
+    ), claims)
+
+
+def split_front_matter(
+    decoded: str,
+) -> tuple[str, dict[str, str | None], tuple[str, ...], tuple[str, ...]]:
+    """A Markdown file's text without its front matter, and what the front matter says:
+    (text, title/category/effective_date, tags, the OPERATOR_META fields it names, which
+    are ignored). `date` stands for `effective_date` when that is not given."""
+    try:
+        front = read_front_matter(decoded)
+        if front is None:
+            return decoded, {}, (), ()
+        meta = {"title": front.text("title"), "category": front.text("category"),
+                "effective_date": front.text("effective_date") or front.text("date")}
+        tags = front.items("tags")
+    except FrontMatterError as exc:
+        raise LoadError(str(exc)) from None
+    text = decoded[front.end:].lstrip("\n")
+    if not text.strip():
+        raise LoadError("no text after the front matter")
+    return text, meta, tags, tuple(sorted(OPERATOR_META & front.keys))
 
 
 def parse_binary(raw: bytes, source: str, fmt: str, password: str | None = None) -> Document:
@@ -287,32 +343,6 @@ def parse_binary(raw: bytes, source: str, fmt: str, password: str | None = None)
                     format="docx", text=word.text, content_sha256=sha256_text(word.text))
 
 
-def body_start(text: str, fmt: str) -> int:
-    """Offset where content begins (after Markdown front matter)."""
-    if fmt == "markdown":
-        m = _FRONT_MATTER.match(text)
-        if m:
-            return m.end()
-    return 0
-
-
-def parse_front_matter(text: str) -> dict[str, str]:
-    """A small, safe subset of YAML: `key: value` lines, optional quotes."""
-    m = _FRONT_MATTER.match(text)
-    if not m:
-        return {}
-    meta: dict[str, str] = {}
-    for line in m.group(1).splitlines():
-        if ":" not in line or line.lstrip().startswith("#"):
-            continue
-        key, value = line.split(":", 1)
-        value = value.strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-            value = value[1:-1]
-        meta[key.strip().lower()] = value
-    return meta
-
-
 def _first_heading(text: str, fmt: str) -> str | None:
     if fmt in ("markdown", "html"):
         m = re.search(r"^#\s+(.+?)\s*#*\s*$", text, re.M)
@@ -325,25 +355,19 @@ def _first_heading(text: str, fmt: str) -> str | None:
     return None
 
 
-def _parse_authority(value: str | None, source: str) -> float:
-    if value in (None, ""):
-        return 0.5
-    try:
-        authority = float(value)
-    except ValueError:
-        raise LoadError(f"front matter 'authority' is not a number: {value!r}") from None
-    if not 0.0 <= authority <= 1.0:
-        raise LoadError(f"front matter 'authority' must be between 0 and 1, got {authority}")
-    return authority
-
-
-def _parse_date(value: str | None, source: str) -> dt.date | None:
+def _parse_date(value: str | None) -> dt.date | None:
+    """A date (`2026-03-01`), or the date of a date and time (`2026-03-01T09:00:00Z`)."""
     if value in (None, ""):
         return None
     try:
         return dt.date.fromisoformat(value)
     except ValueError:
-        raise LoadError(f"front matter 'effective_date' is not YYYY-MM-DD: {value!r}") from None
+        pass
+    try:
+        return dt.datetime.fromisoformat(value).date()
+    except ValueError:
+        raise LoadError(f"'effective_date' (or 'date') is not a date (YYYY-MM-DD): "
+                        f"{value!r}") from None
 
 
 def _slug(path: str) -> str:
@@ -358,8 +382,9 @@ def _humanize(stem: str) -> str:
 # --- HTML ------------------------------------------------------------------------------------
 
 
-# What an HTML page may say about itself, from its <head> only. Authority, supersedes and
-# tenant decide which text wins and whom it is shown to: only the operator sets them.
+# What an HTML page may say about itself, from its <head> only (Markdown front matter may say
+# the same, and give tags). Authority, supersedes and tenant decide which text wins and whom
+# it is shown to: only the operator sets them, in citadel-sources.toml (operator_metadata).
 HTML_META = frozenset({"title", "category", "effective_date"})
 OPERATOR_META = frozenset({"authority", "supersedes", "tenant"})
 

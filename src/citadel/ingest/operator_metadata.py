@@ -2,10 +2,9 @@
 
 A document's authority, the document it supersedes and its tenant decide which text wins
 and whom it is shown to, so they must come from the operator, never from the document's own
-content (an HTML page, a review, a scraped file). Two sources are trusted: the front matter
-of Markdown files the operator writes, and this file, which maps a path relative to the
-ingest root (or a glob, like `[pdf_passwords]` in the settings) to the metadata of every
-document it matches:
+content (an HTML page, a review, a scraped file, a Markdown file's front matter). This file
+is the one source trusted for them: it maps a path relative to the ingest root (or a glob,
+like `[pdf_passwords]` in the settings) to the metadata of every document it matches:
 
     # citadel-sources.toml
     [sources."gift-cards.html"]
@@ -16,9 +15,9 @@ document it matches:
     category = "community"
 
 The exact path wins over globs; among globs the first one that matches, in file order. The
-file's values override the document's own (front matter or HTML `<head>`). The file itself
-is never ingested as a document. An entry that matches no file, and a `supersedes` that
-names no document, stop the ingest (`rule_problems`).
+file's values override the document's own (title, category and date from front matter or an
+HTML `<head>`). The file itself is never ingested as a document. An entry that matches no
+file, and a `supersedes` that names no document, stop the ingest (`rule_problems`).
 """
 
 from __future__ import annotations
@@ -110,7 +109,8 @@ def rule_problems(documents: Sequence[Document], unmatched_sources: Sequence[str
             problems.append(
                 f"{doc.source} supersedes {doc.supersedes!r}, which is no document of this "
                 "ingest" + (f" (did you mean {near[0]!r}?)" if near else "")
-                + ": correct it, or remove `supersedes` if that document is gone")
+                + f": correct it in {SOURCES_FILE}, or remove `supersedes` if that document "
+                "is gone")
     return problems
 
 

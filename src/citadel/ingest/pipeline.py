@@ -68,6 +68,9 @@ class IngestReport:
     flagged: tuple[tuple[str, str], ...] = ()
     # (document id, its successor) of every document retired by another: never retrieved.
     retired: tuple[tuple[str, str], ...] = ()
+    # (path, fields) of Markdown files whose front matter names authority, supersedes or
+    # tenant: only citadel-sources.toml sets them, so they were ignored (loaders).
+    ignored_front_matter: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 def index_text(chunk: Chunk) -> str:
@@ -154,7 +157,8 @@ def ingest(
                         stage_seconds=stage_seconds, cached=cached,
                         flagged=tuple((c.chunk_id, c.suspicious_reason or "")
                                       for c in chunks if c.suspicious),
-                        retired=tuple(sorted(chunked.retired.items())))
+                        retired=tuple(sorted(chunked.retired.items())),
+                        ignored_front_matter=corpus.ignored_front_matter)
 
 
 def _reusable(catalog: Catalog, backend: Backend, snapshot_id: str) -> bool:

@@ -39,11 +39,15 @@ from citadel.text.analysis import analyser_identity
 # 5: documents carry document-level screening flags (`Document.flags`: an HTML <meta> that
 # tries to set authority, supersedes or tenant), and authority/supersedes/tenant come only
 # from Markdown front matter or the operator's citadel-sources.toml, never from HTML.
-# 6: chunks carry `retired_by` (their document is superseded within the snapshot), and every
+# 6: Markdown front matter is no part of a document's text (offsets and hashes change) and
+# sets only title, category, date and tags (`Document.tags`); authority/supersedes/tenant
+# come only from citadel-sources.toml, so a version-5 snapshot may hold values a file set
+# for itself and must not be served.
+# 7: chunks carry `retired_by` (their document is superseded within the snapshot), and every
 # backend keeps flagged and retired chunks out of search before the top k is chosen (a
-# version-5 snapshot lets planted chunks take the top k's places and the retired policy be
+# version-6 snapshot lets planted chunks take the top k's places and the retired policy be
 # retrieved alone).
-KNOWLEDGE_SCHEMA_VERSION = 6
+KNOWLEDGE_SCHEMA_VERSION = 7
 MANIFEST_FORMAT = "citadel-snapshot-manifest/1"
 DENSE_SCHEMA = {"dtype": "float32", "metric": "cosine", "normalised": True}
 SPARSE_SCHEMA = {"kind": "bm25-terms", "version": 1}

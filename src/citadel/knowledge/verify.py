@@ -25,19 +25,26 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from citadel.config import Settings
+from citadel.knowledge.receipts import ReceiptCheck, check_receipt
+from citadel.knowledge.signing import PublicKeys
 from citadel.knowledge.snapshots import Catalog, SnapshotError
 from citadel.retrieval.backends import Backend, SearchIndex, get_backend
+from citadel.retrieval.tenancy import visible
 
 STALE = "snapshot not active; source changed since"
 # What `GateResult.render` writes after a sentence; any other bracket was not the gate's.
 _MARKER = re.compile(r"\[(S\d+)\]")
 _METADATA = ("document_id", "source", "title", "section")
+# Added to a citation by the door that handed it out (its link), not by the engine: the door
+# checks it (`citadel.server.operations`).
+DOOR_FIELDS = frozenset({"url"})
 
 
 class VerifyError(ValueError):
@@ -68,6 +75,8 @@ class Verdict(BaseModel):
     receipt: Receipt
     ok: bool
     reason: str
+    checked: bool = Field(default=True, description="False when the snapshot is gone (or "
+                          "incomplete): the citation could not be checked against it.")
 
 
 class SavedAnswer(BaseModel):
@@ -80,14 +89,20 @@ class SavedAnswer(BaseModel):
     request_id: str | None = None
     receipts: tuple[Receipt, ...] = ()
     citations: tuple[dict[str, Any], ...] = ()  # as given, for comparing with the record
+    raw: dict[str, Any] | None = None  # the whole answer as given (its signed receipt)
 
 
-def parse_answer(text: str) -> SavedAnswer:
-    """An Answer as JSON (or a bare list of citations)."""
-    try:
-        data: Any = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise VerifyError(f"not JSON: {exc}") from None
+def parse_answer(text: str | Any) -> SavedAnswer:
+    """An Answer as JSON text, or already parsed (or a bare list of citations). The answer of
+    any door reads: `/v1/answer`'s (request id in `trace`) or an MCP / chat-completions
+    answer (`request_id` beside the citations)."""
+    if isinstance(text, str):
+        try:
+            data: Any = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise VerifyError(f"not JSON: {exc}") from None
+    else:
+        data = text
     citations = data.get("citations") if isinstance(data, dict) else data
     if not isinstance(citations, list):
         raise VerifyError("expected the JSON of `citadel ask --json` (an object with "
@@ -105,9 +120,10 @@ def parse_answer(text: str) -> SavedAnswer:
     if answer is not None and not isinstance(answer, str):
         raise VerifyError("\"answer\" must be the answer's text")
     trace = data.get("trace")
-    request_id = trace.get("request_id") if isinstance(trace, dict) else None
+    request_id = trace.get("request_id") if isinstance(trace, dict) else data.get("request_id")
     return SavedAnswer(answer=answer, request_id=request_id if isinstance(request_id, str)
-                       else None, receipts=tuple(receipts), citations=tuple(citations))
+                       else None, receipts=tuple(receipts), citations=tuple(citations),
+                       raw=data)
 
 
 def parse_receipts(text: str) -> list[Receipt]:
@@ -158,36 +174,116 @@ def compare_with_record(saved: SavedAnswer, recorded: dict[str, Any] | None,
                         f"{saved.request_id}, the answer holds {len(saved.citations)}")
     else:
         for mine, theirs in zip(saved.citations, issued, strict=True):
-            changed = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+            changed = sorted(k for k in (set(mine) | set(theirs)) - DOOR_FIELDS
+                             if mine.get(k) != theirs.get(k))
             if changed:
                 problems.append(f"citation {mine.get('label') or '?'} differs from the one the "
                                 f"engine issued ({', '.join(changed)})")
     return problems
 
 
+class VerifyReport(BaseModel):
+    """Everything `citadel verify` (or a door's `verify`) found about one saved answer, part
+    by part: the signature, the answer against what was signed, each citation against its
+    snapshot (source unchanged), and whether that snapshot is still there."""
+
+    ok: bool = Field(description="Nothing failed: a valid signature over exactly this answer "
+                     "(when it carries a receipt), every checkable citation holds, and the "
+                     "answer text has no problem. A snapshot that is gone does not fail a "
+                     "validly signed answer: the signature alone proves it.")
+    citations: int
+    failed: int
+    answer_problems: list[str] = Field(default_factory=list)
+    verdicts: list[Verdict] = Field(default_factory=list)
+    signature: ReceiptCheck | None = Field(default=None, description="The signed receipt's "
+                                           "check (None: no keys to check it with).")
+    snapshots: dict[str, str] = Field(default_factory=dict, description="Each cited "
+                                      "snapshot: `active`, `present, not active` or `gone`.")
+
+
+# A request id -> the responses the engine's request log holds for it.
+Records = Callable[[str], list[dict[str, Any]]]
+# Only a request's own tenant may learn whether a private chunk says something.
+ANY_TENANT = object()
+
+
+def verify_answer(settings: Settings, saved: SavedAnswer, *, records: Records | None = None,
+                  withheld: str = "", tenant: Any = ANY_TENANT,
+                  open_indexes: Mapping[str, SearchIndex] | None = None,
+                  keys: PublicKeys | None = None) -> VerifyReport:
+    """Check a saved answer: its signed receipt (given the signer's public `keys`), its
+    citations against their snapshots, its markers and (given `records`) that it is what the
+    engine answered. `tenant`: check as a request of that tenant would see the knowledge
+    base (a private chunk of another tenant is "not in the snapshot"); the operator's CLI
+    sees everything."""
+    signature = (check_receipt(saved.raw, keys) if keys is not None and saved.raw is not None
+                 else None)
+    signed = signature is not None and signature.ok  # valid, over exactly this answer
+    verdicts = verify_receipts(settings, saved.receipts, tenant=tenant,
+                               open_indexes=open_indexes)
+    problems = marker_problems(saved)
+    if signature is not None and signature.signature not in {"valid", "absent"}:
+        problems.append(f"signature {signature.signature}: {signature.detail}")
+    if signature is not None:
+        problems += [f"{part} differs from the signed receipt" for part in signature.mismatches]
+    if records is not None and saved.answer is not None:
+        recorded = records(saved.request_id) if saved.request_id else []
+        if not recorded:
+            if not signed:  # a valid signature is the engine's own account of the answer
+                problems += compare_with_record(saved, None)
+        else:  # a caller-given request id may have been reused: the closest record counts
+            problems += min((compare_with_record(saved, r, withheld=withheld)
+                             for r in recorded), key=len)
+    failed = sum(not v.ok for v in verdicts)
+    # A signed answer whose snapshot is gone stands on its signature.
+    failing = sum(not v.ok and (v.checked or not signed) for v in verdicts)
+    return VerifyReport(ok=failing == 0 and not problems, citations=len(verdicts),
+                        failed=failed, answer_problems=problems, verdicts=verdicts,
+                        signature=signature, snapshots=_snapshot_states(settings, saved))
+
+
+def _snapshot_states(settings: Settings, saved: SavedAnswer) -> dict[str, str]:
+    catalog = Catalog(settings.home)
+    active = catalog.alias() if catalog.path.is_file() else None
+    states = {}
+    for sid in dict.fromkeys(r.snapshot_id for r in saved.receipts):
+        info = catalog.get(sid) if catalog.path.is_file() else None
+        states[sid] = ("gone" if info is None or info.state != "complete"
+                       else "active" if sid == active else "present, not active")
+    return states
+
+
 def verify_receipts(
-    settings: Settings, receipts: Sequence[Receipt], backend: Backend | None = None
+    settings: Settings, receipts: Sequence[Receipt], backend: Backend | None = None, *,
+    tenant: Any = ANY_TENANT, open_indexes: Mapping[str, SearchIndex] | None = None,
 ) -> list[Verdict]:
+    """One verdict per receipt. `open_indexes` (snapshot id -> index) are used as they are
+    and left open (a server's served snapshot); others are opened and closed here."""
     catalog = Catalog(settings.home)
     backend = backend or get_backend(settings)
-    indexes: dict[str, SearchIndex | str] = {}  # snapshot id -> open index or why not
+    given = dict(open_indexes or {})
+    indexes: dict[str, SearchIndex | _Gone] = {}  # snapshot id -> index opened here, or why not
     active = catalog.alias()
     active_docs = _document_hashes(catalog, active)
     try:
         verdicts = []
         for receipt in receipts:
             sid = receipt.snapshot_id
-            if sid not in indexes:
+            if sid not in indexes and sid not in given:
                 indexes[sid] = _open(catalog, backend, settings, sid)
-            index = indexes[sid]
-            reason = index if isinstance(index, str) else _check(index, receipt)
+            index = given.get(sid) or indexes[sid]
+            if isinstance(index, _Gone):
+                verdicts.append(Verdict(receipt=receipt, ok=False, reason=index.reason,
+                                        checked=False))
+                continue
+            reason = _check(index, receipt, tenant)
             if reason is None and sid != active:
                 reason = _stale(index, receipt, active, active_docs)  # type: ignore[arg-type]
             verdicts.append(Verdict(receipt=receipt, ok=reason is None, reason=reason or "ok"))
         return verdicts
     finally:
         for index in indexes.values():
-            if not isinstance(index, str):
+            if not isinstance(index, _Gone):
                 index.close()
 
 
@@ -222,21 +318,29 @@ def _stale(index: SearchIndex, r: Receipt, active: str | None,
     return None
 
 
-def _open(catalog: Catalog, backend: Backend, settings: Settings, sid: str) -> SearchIndex | str:
+@dataclass(frozen=True)
+class _Gone:
+    """Why a snapshot cannot be opened to check citations against."""
+
+    reason: str
+
+
+def _open(catalog: Catalog, backend: Backend, settings: Settings, sid: str
+          ) -> SearchIndex | _Gone:
     info = catalog.get(sid)
     if info is None:
-        return f"snapshot {sid} no longer exists"
+        return _Gone(f"snapshot {sid} no longer exists")
     if info.state != "complete":
-        return f"snapshot {sid} is {info.state}, not complete"
+        return _Gone(f"snapshot {sid} is {info.state}, not complete")
     if not backend.has_snapshot(sid):
-        return f"the data of snapshot {sid} is missing"
+        return _Gone(f"the data of snapshot {sid} is missing")
     return backend.open(sid, settings.dense_weight, settings.candidates)
 
 
-def _check(index: SearchIndex, r: Receipt) -> str | None:
+def _check(index: SearchIndex, r: Receipt, tenant: Any = ANY_TENANT) -> str | None:
     """None when the receipt holds, else the first reason it does not."""
     chunk = index.get_chunk(r.chunk_id)
-    if chunk is None:
+    if chunk is None or (tenant is not ANY_TENANT and not visible(chunk.tenant, tenant)):
         return f"chunk {r.chunk_id} is not in snapshot {r.snapshot_id}"
     for field in _METADATA:
         have, claimed = getattr(chunk, field), getattr(r, field)

@@ -51,7 +51,7 @@ class CitedChunk(Record):
 
 
 class RequestRecord(Record):
-    """One answered request. Field names match the trace's; see README "Request log"."""
+    """One answered request. Field names match the trace's; see docs/http.md "Request log"."""
 
     schema_version: int = SCHEMA_VERSION
     request_id: str

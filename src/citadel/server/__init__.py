@@ -21,7 +21,8 @@ def create_app(source: Settings | Engine | None = None, *, bind_host: str | None
     try:
         from citadel.server.app import create_app as _create_app
     except ModuleNotFoundError as exc:  # fastapi/uvicorn are optional
-        if exc.name and exc.name.split(".")[0] in {"fastapi", "starlette", "uvicorn"}:
+        if exc.name and exc.name.split(".")[0] in {"fastapi", "starlette", "uvicorn", "mcp",
+                                                   "mcp_types"}:
             raise ModuleNotFoundError(f"{INSTALL_HINT} ({exc.name} is missing)") from exc
         raise
     return _create_app(source, bind_host=bind_host)

@@ -14,6 +14,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from fastapi import FastAPI
+from starlette.routing import Route
 
 from citadel.config import Settings
 from citadel.engine import Engine, NotReady
@@ -21,11 +22,14 @@ from citadel.server.agent import AgentProvider
 from citadel.server.agent_routes import agent_router
 from citadel.server.auth import ApiKeys, document_optional_key
 from citadel.server.body_limit import BodyLimitMiddleware
+from citadel.server.chat import chat_router
 from citadel.server.docs import install_docs
 from citadel.server.drain import DRAIN_STATE, Drain
 from citadel.server.errors import install_error_handlers
 from citadel.server.hosts import AllowedHosts, HostCheckMiddleware
+from citadel.server.mcp_door import HttpDoor
 from citadel.server.models import answer_request_model
+from citadel.server.operations import Operations
 from citadel.server.page import install_page
 from citadel.server.provider import EngineProvider
 from citadel.server.request_log import RequestLogMiddleware
@@ -81,9 +85,10 @@ def create_app(source: Settings | Engine | None = None, *, bind_host: str | None
                              name="citadel-warm-up").start()
         except NotReady as exc:
             log.warning("starting without a servable knowledge base: %s", exc)
-        # The server finds the drain here when it stops (citadel.server.drain).
-        yield {DRAIN_STATE: drain}
-        drain.closing()
+        async with mcp.running():
+            # The server finds the drain here when it stops (citadel.server.drain).
+            yield {DRAIN_STATE: drain}
+            drain.closing()
         agents.close()
         provider.close()
 
@@ -92,6 +97,8 @@ def create_app(source: Settings | Engine | None = None, *, bind_host: str | None
     app.state.provider = provider
     app.state.agents = agents
     app.state.api_keys = ApiKeys.from_settings(provider.settings)
+    app.state.operations = Operations(provider)
+    mcp = HttpDoor(app.state.operations, app.state.api_keys)
     app.state.streams = StreamRegistry()
     app.state.drain = drain
     install_error_handlers(app)
@@ -107,6 +114,10 @@ def create_app(source: Settings | Engine | None = None, *, bind_host: str | None
     app.include_router(api_router(request_model))
     app.include_router(stream_router(request_model))
     app.include_router(agent_router(agents.get))
+    app.include_router(chat_router())
+    # MCP over streamable HTTP (citadel.server.mcp_door): the SDK's transport, behind our key.
+    app.router.routes.append(Route("/mcp", endpoint=mcp, methods=["GET", "POST", "DELETE"],
+                                   include_in_schema=False))
     install_docs(app)
     install_page(app)
 

@@ -10,6 +10,8 @@ import json
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from citadel.server.errors import openai_error, openai_style
+
 
 class BodyLimitMiddleware:
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
@@ -47,12 +49,15 @@ class BodyLimitMiddleware:
         await self.app(scope, replay, send)
 
     async def _refuse(self, scope: Scope, send: Send) -> None:
-        payload = json.dumps({"error": {
-            "code": "too_large", "errors": [],
-            "message": f"the request body is larger than {self.max_bytes} bytes",
-            "request_id": scope.get("state", {}).get("request_id"),
-        }}).encode()
+        message = f"the request body is larger than {self.max_bytes} bytes"
+        request_id = scope.get("state", {}).get("request_id")
+        if openai_style(scope.get("path", "")):
+            payload = json.dumps(openai_error(413, message, "too_large", request_id)[1])
+        else:
+            payload = json.dumps({"error": {"code": "too_large", "errors": [],
+                                            "message": message, "request_id": request_id}})
+        body = payload.encode()
         await send({"type": "http.response.start", "status": 413,
                     "headers": [(b"content-type", b"application/json"),
-                                (b"content-length", str(len(payload)).encode())]})
-        await send({"type": "http.response.body", "body": payload})
+                                (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})

@@ -30,13 +30,55 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 
 
+# The OpenAI-compatible door answers errors as OpenAI does (`citadel.server.chat`), so the
+# `openai` SDK and chat front-ends raise their usual exceptions with the message.
+OPENAI_PATHS = ("/v1/chat/", "/v1/models")
+_OPENAI_TYPES = {401: "invalid_request_error", 429: "rate_limit_error",
+                 500: "server_error", 503: "server_error"}
+
+
+def openai_style(path: str) -> bool:
+    return path.startswith(OPENAI_PATHS)
+
+
+def openai_error(status: int, message: str, code: str, request_id: str | None = None,
+                 param: str | None = None) -> tuple[int, dict[str, Any]]:
+    """OpenAI's error status and body: a request it cannot use is a 400 (not 422)."""
+    status = 400 if status == 422 else status
+    return status, {"error": {"message": message, "type": _OPENAI_TYPES.get(
+        status, "invalid_request_error"), "param": param, "code": code,
+        "request_id": request_id}}
+
+
 def error_response(request: Request, status: int, message: str, code: str | None = None,
                    errors: list[FieldError] | None = None) -> JSONResponse:
+    request_id = getattr(request.state, "request_id", None)
+    if openai_style(request.url.path):
+        param = ".".join(str(p) for p in errors[0].loc[1:]) if errors else None
+        status, payload = openai_error(status, message, _openai_code(status, code),
+                                       request_id, param or None)
+        return JSONResponse(payload, status_code=status)
     body = ErrorBody(error=ErrorDetail(
         code=code or _CODES.get(status, "error"), message=message,
-        request_id=getattr(request.state, "request_id", None), errors=errors or [],
+        request_id=request_id, errors=errors or [],
     ))
     return JSONResponse(body.model_dump(mode="json"), status_code=status)
+
+
+def _openai_code(status: int, code: str | None) -> str:
+    return "invalid_api_key" if status == 401 else code or _CODES.get(status, "error")
+
+
+class ApiError(Exception):
+    """An error with its own machine-readable code (e.g. `model_not_found`)."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code = status, code
+
+
+async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
+    return error_response(request, exc.status, str(exc), exc.code)
 
 
 _EMPTY = {"string_too_short", "string_pattern_mismatch"}
@@ -94,6 +136,7 @@ async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
 def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation)
     app.add_exception_handler(HTTPException, _http)
+    app.add_exception_handler(ApiError, _api_error)
     app.add_exception_handler(InvalidQuestion, _invalid_question)
     app.add_exception_handler(TenantInRequest, _tenant_in_request)
     app.add_exception_handler(NotReady, _not_ready)

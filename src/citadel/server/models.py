@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
 from pydantic_core import PydanticCustomError
 
+from citadel.knowledge.verify import Receipt
 from citadel.records import Chunk, Document, DocumentFormat
 
 
@@ -45,6 +46,63 @@ def answer_request_model(max_question_chars: int) -> type[AnswerRequest]:
         question=(str, Field(min_length=1, max_length=max_question_chars, pattern=r"\S",
                              description="The question to answer.")),
     )
+
+
+class SearchRequest(BaseModel):
+    """A query for `/v1/search`: the chunks retrieval ranks highest, no answer."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=1, pattern=r"\S", description="What to look for.")
+    k: TopK | None = Field(default=None, description="How many chunks (default 5).")
+    category: str | None = Field(default=None, max_length=200,
+                                 description="Only documents of this category.")
+
+
+class SearchHit(BaseModel):
+    """One retrieved chunk: where it comes from, how it ranked, its text."""
+
+    chunk_id: str
+    document_id: str
+    title: str
+    source: str
+    section: str
+    category: str
+    content: str
+    start: int = Field(description="Offset of `content` in the document's source text.")
+    end: int
+    page_start: int | None = None
+    page_end: int | None = None
+    authority: float
+    effective_date: dt.date | None = None
+    rank: int
+    score: float = Field(description="The fused retrieval score (higher ranks first).")
+    dense_score: float | None = None
+    lexical_score: float | None = None
+
+
+class SearchResults(BaseModel):
+    """The chunks retrieval ranks highest for a query: evidence to read, not an answer."""
+
+    query: str
+    snapshot_id: str
+    hits: list[SearchHit]
+    withheld: int = Field(default=0, description="Ranked chunks left out because ingest "
+                          "flagged them for planted instructions or hidden text.")
+
+
+class VerifyRequest(BaseModel):
+    """A saved answer to re-check: as `/v1/answer`, MCP's `answer` or the chat endpoint's
+    `citadel` object returned it (other fields of those are accepted and not used)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    citations: list[Receipt] = Field(description="The citations, as the answer holds them.")
+    answer: str | None = Field(default=None, description="The answer text: its markers are "
+                               "checked, and it is compared with what the engine answered.")
+    request_id: str | None = Field(default=None, description="The request that answered "
+                                   "(or `trace.request_id`).")
+    trace: dict[str, Any] | None = None
 
 
 class FieldError(BaseModel):
@@ -178,3 +236,7 @@ class Readiness(BaseModel):
         default=None, description="Whether the snapshot served is the active one (a server "
         "switches to a new active snapshot once it is ready, and keeps the old one until).")
     backend: str | None = None
+    documents: int | None = Field(default=None, description="Documents in the snapshot served.")
+    updated_at: dt.datetime | None = Field(
+        default=None, description="When the snapshot served was completed: the knowledge "
+                                  "base as of then.")

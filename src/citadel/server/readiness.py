@@ -30,6 +30,8 @@ def readiness(engine: Engine, switch_problem: str | None = None) -> Readiness:
     base["serving_active"] = active == serving
     if info is None:
         return Readiness(ready=False, reason=f"snapshot {serving} is not in the catalog", **base)
+    base["documents"] = info.documents
+    base["updated_at"] = info.completed_at
     if info.state != "complete":
         return Readiness(ready=False, reason=f"snapshot {serving} is {info.state}", **base)
     runtime = runtime_fingerprint(engine.embedder, lexical_semantics(engine.settings))

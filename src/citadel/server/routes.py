@@ -9,6 +9,8 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
 from citadel.engine import Engine, NotReady
+from citadel.knowledge.signing import KeyStore, PublicKeys
+from citadel.knowledge.verify import VerifyError, VerifyReport
 from citadel.records import Answer
 from citadel.retrieval.tenancy import visible
 from citadel.server.auth import AUTH_RESPONSES, TENANT_SCOPED, TenantScope, tenant_scope
@@ -21,7 +23,11 @@ from citadel.server.models import (
     ErrorBody,
     Health,
     Readiness,
+    SearchRequest,
+    SearchResults,
+    VerifyRequest,
 )
+from citadel.server.operations import Operations
 from citadel.server.public_errors import public_message
 from citadel.server.readiness import readiness
 from citadel.server.request_log import answer_log_fields
@@ -47,6 +53,27 @@ def api_router(request_model: type[AnswerRequest]) -> APIRouter:
         )
         request.state.log.update(answer_log_fields(result))
         return result
+
+    @router.post("/v1/search", response_model=SearchResults, tags=["sources"],
+                 responses={**AUTH_RESPONSES, **ERROR_RESPONSES},
+                 summary="The chunks retrieval ranks highest for a query (no answer)",
+                 openapi_extra=TENANT_SCOPED)
+    async def search(body: SearchRequest, request: Request, scope: Scoped) -> SearchResults:
+        operations: Operations = request.app.state.operations
+        return await run_in_threadpool(operations.search, body.query, tenant=scope.tenant,
+                                       k=body.k, category=body.category)
+
+    @router.post("/v1/verify", response_model=VerifyReport, tags=["answers"],
+                 responses={**AUTH_RESPONSES, **ERROR_RESPONSES},
+                 summary="Re-check a saved answer's citations (as `citadel verify` does)",
+                 openapi_extra=TENANT_SCOPED)
+    async def verify(body: VerifyRequest, request: Request, scope: Scoped) -> VerifyReport:
+        operations: Operations = request.app.state.operations
+        raw = await request.json()  # as sent: a door's fields (links) are checked too
+        try:
+            return await run_in_threadpool(operations.verify, raw, tenant=scope.tenant)
+        except VerifyError as exc:
+            raise HTTPException(422, f"not an answer to verify: {exc}") from None
 
     @router.get("/v1/chunks/{chunk_id:path}", response_model=ChunkView, tags=["sources"],
                 responses={**AUTH_RESPONSES, **ERROR_RESPONSES, **NOT_FOUND},
@@ -74,6 +101,12 @@ def api_router(request_model: type[AnswerRequest]) -> APIRouter:
                                      f"{engine.index.snapshot_id}")
         return DocumentView.of(found, engine.index.chunks_of(document_id),
                                engine.index.snapshot_id)
+
+    @router.get("/v1/keys", response_model=PublicKeys, tags=["answers"],
+                summary="The public keys that sign answers (to check receipts offline)")
+    def keys(request: Request) -> PublicKeys:
+        # Public by design: anyone holding a receipt must be able to check it.
+        return KeyStore(request.app.state.provider.settings.home).public_keys()
 
     @router.get("/healthz", response_model=Health, tags=["operations"],
                 summary="The process is alive")

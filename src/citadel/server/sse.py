@@ -15,7 +15,7 @@ closed when the step returns.
 import asyncio
 import logging
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Annotated, Any
 
 import anyio
@@ -64,7 +64,11 @@ def encode(event: Any) -> bytes:
     return f"event: {event.type}\ndata: {event.model_dump_json()}\n\n".encode()
 
 
-async def sse_frames(events: Iterator[Any], request: Request) -> AsyncIterator[bytes]:
+async def sse_frames(events: Iterator[Any], request: Request,
+                     frame: Callable[[Any], bytes] = encode) -> AsyncIterator[bytes]:
+    """The stream's frames: `frame(event)` for each engine event (another door writes its
+    own wire format, e.g. the chat-completions chunks), an `ErrorEvent` if the engine fails
+    after the stream started."""
     request_id: str = request.state.request_id
     registry: StreamRegistry = request.app.state.streams
     provider = request.app.state.provider
@@ -91,7 +95,7 @@ async def sse_frames(events: Iterator[Any], request: Request) -> AsyncIterator[b
                 event = await step
             except Exception as exc:  # the status line is sent: report in-band, then stop
                 log.exception("stream %s failed", request_id)
-                yield encode(ErrorEvent(code="internal",
+                yield frame(ErrorEvent(code="internal",
                                         message=f"the answer failed: {type(exc).__name__}",
                                         request_id=request_id))
                 return
@@ -99,7 +103,7 @@ async def sse_frames(events: Iterator[Any], request: Request) -> AsyncIterator[b
                 return
             if isinstance(event, DoneEvent):
                 request.state.log.update(answer_log_fields(event.answer))
-            yield encode(event)
+            yield frame(event)
     finally:
         if stop is not None and drain is not None:
             drain.forget(stop)

@@ -8,8 +8,8 @@ installs the rate-limited logging and builds the app, so each worker opens, leas
 hot-reloads its own engine) and `GuardedH11Protocol` (the connection limits of
 `server.limits`, built from the settings in the worker that imports it).
 
-Each worker is a separate process, so every per-process bound applies per worker; see the
-README, "Several worker processes".
+Each worker is a separate process, so every per-process bound applies per worker; see
+docs/http.md, "Several worker processes".
 
 On SIGTERM the supervisor (`DrainingMultiprocess`) closes its copy of the listening socket
 and passes the signal to every worker, which drains as a single server does

@@ -89,3 +89,36 @@ def locate_span(span: str, quote: str) -> tuple[int, int] | None:
     if pos < 0:
         return None
     return index[pos], index[pos + len(needle) - 1] + 1
+
+
+# A number found as an answer span ("4.99", "10") leaves out what makes it an amount: the
+# currency sign before it, the percent sign or unit after it. `widen_amount` takes them in.
+_CURRENCY_SYMBOL = r"(?:US|A|C|HK|NZ|S)?\$|[£€¥₹₩₽₺₪₫¢]"
+_CURRENCY_CODE = r"(?:USD|EUR|GBP|JPY|CHF|CAD|AUD|NZD|SEK|NOK|DKK|PLN|CZK|INR|CNY|HKD|SGD)"
+_BEFORE_NUMBER = re.compile(rf"(?:{_CURRENCY_SYMBOL}|\b{_CURRENCY_CODE} ?)\Z")
+_AFTER_NUMBER = re.compile(
+    r" ?(?:%|‰|°[CF]?)"  # 10%, 5 °C
+    rf"| ?{_CURRENCY_CODE}\b"  # 4.99 EUR
+    r"| ?(?:km/h|mph|kph|kWh|kW|GHz|MHz|Hz|km|cm|mm|m|kg|mg|g|lbs?|oz|ml|cl|l|TB|GB|MB|KB"
+    r"|ft|W|V)\b(?!['’])|p\b"  # 2 kg, 99p (never "5 m's"; no "in": "item 5 in the list")
+    r"|(?i: (?:per ?cent|percent|thousand|million|billion|trillion|pounds?|pence|dollars?"
+    r"|euros?|cents?|(?:business |working )?(?:days?)|seconds?|minutes?|hours?|weeks?"
+    r"|months?|years?|miles?|kilo(?:gram|metre|meter)s?|metres?|meters?|litres?|liters?))\b")
+
+
+def widen_amount(text: str, start: int, end: int) -> tuple[int, int]:
+    """`text[start:end]` widened to the currency sign just before it and the percent sign or
+    unit just after it, when it is a number: "£4.99" for "4.99", "10%" for "10", "2 kg" for
+    "2". Anything else is returned as it is."""
+    span = text[start:end]
+    if not span or not span[0].isdigit() and not span[-1].isdigit():
+        return start, end
+    if span[0].isdigit():
+        before = _BEFORE_NUMBER.search(text, max(0, start - 4), start)
+        if before:
+            start = before.start()
+    if span[-1].isdigit():
+        after = _AFTER_NUMBER.match(text, end)
+        if after:
+            end = after.end()
+    return start, end

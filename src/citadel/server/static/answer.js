@@ -12,12 +12,14 @@ export class AnswerView {
    * @param tooltip a Tooltip
    * @param openCitation (citation, number) => void: show a citation in its source
    * @param openChunk (chunkId) => void: show a consulted chunk in its source
+   * @param showConsulted (sources) => void: list an abstention's sources consulted
    */
-  constructor(root, { tooltip, openCitation, openChunk }) {
+  constructor(root, { tooltip, openCitation, openChunk, showConsulted }) {
     this.root = root;
     this.tooltip = tooltip;
     this.openCitation = openCitation;
     this.openChunk = openChunk;
+    this.showConsulted = showConsulted;
     this.part = (id) => root.querySelector(`#${id}`);
   }
 
@@ -75,7 +77,10 @@ export class AnswerView {
     this.renderCitationList(); // now with the answer span marked in its quote
     this.renderVerdict(answer);
     this.renderConflict(answer.conflict, answer);
-    if (answer.abstained) this.renderAbstention(answer);
+    if (answer.abstained) {
+      this.renderAbstention(answer);
+      this.showConsulted?.(answer.sources_consulted);
+    }
     this.renderTrace(answer.trace);
     this.setState("done");
   }

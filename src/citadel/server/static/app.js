@@ -9,16 +9,40 @@ import { Tooltip } from "./tooltip.js";
 
 const MODES = [askMode, customerMode];
 
+/** A mode's API key, kept for this browser tab only (sessionStorage: never in the URL, gone
+ * when the tab closes). Storage can be unavailable (privacy settings): then nothing is kept. */
+const keyStore = {
+  name: (mode) => `citadel.apiKey.${mode.id}`,
+  get(mode) {
+    try { return sessionStorage.getItem(this.name(mode)) || ""; } catch (_) { return ""; }
+  },
+  set(mode, key) {
+    try {
+      if (key) sessionStorage.setItem(this.name(mode), key);
+      else sessionStorage.removeItem(this.name(mode));
+    } catch (_) { /* not kept */ }
+  },
+};
+
+/** The request headers that present `key` (none without one). */
+function authorization(key) {
+  return key ? { Authorization: `Bearer ${key}` } : {};
+}
+
 class Page {
   constructor() {
     this.$ = (id) => document.getElementById(id);
     this.tooltip = new Tooltip(this.$("tooltip"));
-    this.source = new SourcePanel(this.$("source"));
+    // Source lookups present the knowledge-base key (the customer mode's key is the agent's).
+    this.source = new SourcePanel(this.$("source"), {
+      headers: () => authorization(keyStore.get(askMode)),
+    });
     this.business = new BusinessView(this.$("business"));
     this.answer = new AnswerView(this.$("answer"), {
       tooltip: this.tooltip,
       openCitation: (c, n) => this.source.showCitation(c, n),
       openChunk: (id) => this.source.showChunk(id),
+      showConsulted: (sources) => this.source.showConsulted(sources),
     });
     this.controller = null;
     this.setMode(MODES[0]);
@@ -34,7 +58,24 @@ class Page {
       }
     });
     this.$("stop").addEventListener("click", () => this.controller?.abort());
+    this.$("api-key").addEventListener("input", () => {
+      keyStore.set(this.mode, this.$("api-key").value.trim());
+      if (this.mode === askMode) this.source.forget(); // another key may see other documents
+    });
     this.checkReady();
+    trackHeaderHeight(document.querySelector(".topbar"));
+    window.addEventListener("hashchange", () => this.openLink());
+    this.openLink();
+  }
+
+  /** A citation link (`/#doc=…&chunk=…&start=…&end=…`, from MCP or the chat API) opens its
+   * document with the quote highlighted. The target is in the fragment: no server sees it. */
+  openLink() {
+    const link = new URLSearchParams(window.location.hash.slice(1));
+    const number = (name) => (/^\d+$/.test(link.get(name) || "") ? Number(link.get(name)) : null);
+    const [start, end] = [number("start"), number("end")];
+    if (!link.get("doc") || start === null || end === null || end <= start) return;
+    this.source.showSpan({ documentId: link.get("doc"), chunkId: link.get("chunk"), start, end });
   }
 
   setMode(mode) {
@@ -54,12 +95,18 @@ class Page {
     for (const node of document.querySelectorAll("[data-mode-only]")) {
       show(node, node.dataset.modeOnly === mode.id);
     }
+    const key = this.$("api-key");
+    key.value = keyStore.get(mode);
+    key.placeholder = mode.apiKey.placeholder;
+    key.required = mode.apiKey.required;
+    this.$("api-key-label").textContent = mode.apiKey.required ? "API key" : "API key (optional)";
     if (mode !== this.shown) {
-      // A reply belongs to the mode that asked for it.
+      // A reply belongs to the mode that asked for it, and so does the source it opened.
       this.shown = mode;
       this.controller?.abort();
       this.business.reset();
       show(this.$("answer"), false);
+      this.source.reset();
     }
   }
 
@@ -84,6 +131,7 @@ class Page {
     this.busy(true);
     this.answer.reset();
     this.business.reset();
+    this.source.reset(); // the previous answer's source is no source of this one
     show(this.$("policy-label"), false); // only over a customer-mode reply's policy part
     try {
       if (this.mode.agentUrl) {
@@ -91,6 +139,7 @@ class Page {
       } else {
         await postEventStream(this.mode.streamUrl, this.mode.body(question), {
           signal: controller.signal,
+          headers: authorization(this.$("api-key").value.trim()),
           onEvent: (type, data) => this.answer.handle(type, data),
         });
       }
@@ -103,6 +152,7 @@ class Page {
       } else {
         this.answer.fail(error.message);
         this.business.root.dataset.state = "error";
+        if (error.status === 401) this.$("api-key").focus();
       }
     } finally {
       if (this.controller === controller) {
@@ -138,15 +188,37 @@ class Page {
     try {
       const state = await fetch("/readyz").then((r) => r.json());
       status.dataset.ready = state.ready ? "yes" : "no";
-      text.textContent = state.ready
-        ? `${state.snapshot_id} · ${state.backend}`
-        : `not ready: ${state.reason}`;
-      status.title = state.reason || `serving snapshot ${state.snapshot_id}`;
+      text.textContent = state.ready ? knowledgeBaseLine(state) : `not ready: ${state.reason}`;
+      status.title = [state.reason, state.snapshot_id && `snapshot ${state.snapshot_id}`
+        + (state.backend ? ` · ${state.backend} backend` : "")].filter(Boolean).join("\n");
     } catch (error) {
       status.dataset.ready = "no";
       text.textContent = "server unreachable";
     }
   }
+}
+
+/** Keep `--header-h` (style.css) at the sticky top bar's height: the source panel sits below
+ * it, and a citation scrolls the panel's title there, not under it. */
+function trackHeaderHeight(bar) {
+  const set = () => document.documentElement.style.setProperty(
+    "--header-h", `${Math.ceil(bar.getBoundingClientRect().height)}px`);
+  set();
+  new ResizeObserver(set).observe(bar);
+}
+
+/** "25 documents · updated 6 Dec 2026, 10:40" (the snapshot id is in the line's title). */
+export function knowledgeBaseLine(state) {
+  const parts = [];
+  if (state.documents != null) {
+    parts.push(`${state.documents} document${state.documents === 1 ? "" : "s"}`);
+  }
+  const updated = state.updated_at ? new Date(state.updated_at) : null;
+  if (updated && !Number.isNaN(updated.getTime())) {
+    parts.push(`updated ${new Intl.DateTimeFormat(undefined,
+      { dateStyle: "medium", timeStyle: "short" }).format(updated)}`);
+  }
+  return parts.join(" · ") || "knowledge base ready";
 }
 
 window.citadel = new Page();

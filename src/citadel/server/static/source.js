@@ -5,8 +5,10 @@
 import { clear, h, show } from "./dom.js";
 
 export class SourcePanel {
-  constructor(root) {
+  /** @param headers () => the request headers of a lookup (the knowledge-base API key's) */
+  constructor(root, { headers = () => ({}) } = {}) {
     this.root = root;
+    this.headers = headers;
     this.documents = new Map(); // document id -> Promise of the document (one page session)
     this.part = (id) => root.querySelector(`#${id}`);
     this.part("source-close").addEventListener("click", () => this.close());
@@ -15,12 +17,12 @@ export class SourcePanel {
     this.view = null;
   }
 
-  // Lookups send no tenant and no key: the page shows public documents (the server takes a
-  // tenant only from an API key, and the customer mode's key is the agent's, not a KB key).
+  // Lookups send no tenant: the server takes it only from an API key, the knowledge-base
+  // key entered on the page if any (the customer mode's key is the agent's, not a KB key).
   async document(documentId) {
     if (!this.documents.has(documentId)) {
       this.documents.set(documentId, fetchJson(
-        `/v1/documents/${encodeURIComponent(documentId)}`));
+        `/v1/documents/${encodeURIComponent(documentId)}`, this.headers()));
     }
     try {
       return await this.documents.get(documentId);
@@ -44,11 +46,31 @@ export class SourcePanel {
     }
   }
 
+  /** Open a span of a document, as a citation link names it (`#doc=…&chunk=…&start=…&end=…`:
+   * the links the MCP and chat-completions doors give each citation). */
+  async showSpan({ documentId, chunkId, start, end }) {
+    this.loading(documentId);
+    try {
+      const doc = await this.document(documentId);
+      const length = [...doc.text].length; // offsets count code points
+      if (end > length) throw new Error(`the link points past the end of ${documentId}`);
+      const chunk = doc.chunks.find((c) => c.chunk_id === chunkId)
+        || doc.chunks.find((c) => c.start <= start && end <= c.end);
+      const quoteSpan = { start, end };
+      const quote = [...doc.text].slice(start, end).join("");
+      this.show({ doc, chunk, quoteSpan, quote, what: "Linked citation",
+                  pages: pageRange(doc, quoteSpan) });
+    } catch (error) {
+      this.showError(error);
+    }
+  }
+
   /** Open a chunk (e.g. a source consulted for an abstention) with the chunk highlighted. */
   async showChunk(chunkId) {
     this.loading(chunkId);
     try {
-      const chunk = await fetchJson(`/v1/chunks/${encodeURIComponent(chunkId)}?window=0`);
+      const chunk = await fetchJson(`/v1/chunks/${encodeURIComponent(chunkId)}?window=0`,
+        this.headers());
       const doc = await this.document(chunk.document_id);
       const span = doc.chunks.find((c) => c.chunk_id === chunkId);
       this.show({ doc, chunk: span, quoteSpan: null, quote: null, what: `Chunk ${chunkId}`,
@@ -58,10 +80,38 @@ export class SourcePanel {
     }
   }
 
+  /** Forget the documents fetched so far (another key may see other documents). */
+  forget() {
+    this.documents.clear();
+  }
+
+  /** An abstention's sources consulted, each opening its chunk: what was read, in vain. */
+  showConsulted(sources) {
+    if (!sources.length) return;
+    const list = clear(this.part("consulted-list"));
+    for (const s of sources) {
+      list.append(h("li", {}, h("button", {
+        type: "button", class: "consulted-open", dataset: { chunk: s.chunk_id },
+        onclick: () => this.showChunk(s.chunk_id),
+      }, h("span", { class: "consulted-title" },
+        s.section && s.section !== s.title ? `${s.title} › ${s.section}` : s.title),
+      h("span", { class: "consulted-id" }, s.chunk_id))));
+    }
+    this.consulted = true;
+    this.showBlock("consulted");
+  }
+
+  /** Show one of the panel's blocks, "empty", "consulted" or "doc", and hide the others. */
+  showBlock(name) {
+    for (const block of ["empty", "consulted", "doc"]) {
+      show(this.root.querySelector(`.source-${block}`), block === name);
+    }
+    this.root.dataset.state = name;
+  }
+
   loading(title) {
+    this.showBlock("doc");
     this.root.dataset.state = "loading";
-    show(this.root.querySelector(".source-empty"), false);
-    show(this.root.querySelector(".source-doc"));
     this.part("source-title").textContent = title;
     this.part("source-path").textContent = "Loading…";
     clear(this.part("source-check"));
@@ -144,8 +194,25 @@ export class SourcePanel {
         ? ` · characters ${chunk.start}–${chunk.end}` : "")));
     }
     this.root.dataset.state = "shown";
-    const target = text.querySelector("mark.hl") || chunkNode;
-    if (target) target.scrollIntoView({ block: "center", behavior: "instant" });
+    this.reveal(text.querySelector("mark.hl") || chunkNode);
+  }
+
+  /** Bring the panel's top into view below the sticky header (its scroll-margin-top), then
+   * centre `target` inside the text box only: scrolling the page to centre it would slide
+   * the source's title under the header. */
+  reveal(target) {
+    const header = document.querySelector(".topbar").getBoundingClientRect().bottom;
+    const top = this.root.getBoundingClientRect().top;
+    if (top < header || top > window.innerHeight * 0.6) {
+      this.root.scrollIntoView({ block: "start", behavior: "instant" });
+    }
+    const box = this.part("source-text");
+    box.scrollTop = target
+      ? target.offsetTop - Math.max(0, (box.clientHeight - target.offsetHeight) / 2) : 0;
+    // Still below the fold (a phone, the panel under the form): bring the panel up.
+    if (target && target.getBoundingClientRect().bottom > window.innerHeight) {
+      this.root.scrollIntoView({ block: "start", behavior: "instant" });
+    }
   }
 
   showError(error) {
@@ -154,10 +221,17 @@ export class SourcePanel {
     clear(this.part("source-text")).append(h("p", { class: "error-box" }, error.message));
   }
 
+  /** Close the document shown: back to the sources consulted, if an abstention gave some. */
   close() {
-    this.root.dataset.state = "empty";
-    show(this.root.querySelector(".source-doc"), false);
-    show(this.root.querySelector(".source-empty"));
+    this.view = null;
+    this.showBlock(this.consulted ? "consulted" : "empty");
+  }
+
+  /** Empty the panel (a new question: nothing shown belongs to it). */
+  reset() {
+    this.consulted = false;
+    clear(this.part("consulted-list"));
+    this.close();
   }
 }
 
@@ -178,8 +252,8 @@ export function pagesText(range) {
   return range.first === range.last ? `p. ${range.first}` : `pp. ${range.first}–${range.last}`;
 }
 
-export async function fetchJson(url) {
-  const response = await fetch(url, { headers: { Accept: "application/json" } });
+export async function fetchJson(url, headers = {}) {
+  const response = await fetch(url, { headers: { ...headers, Accept: "application/json" } });
   const payload = await response.json().catch(() => null);
   if (!response.ok) {
     throw new Error(payload?.error?.message || `HTTP ${response.status}`);

@@ -2,14 +2,14 @@
 // response body with fetch + ReadableStream and parses the event-stream format itself.
 
 /**
- * POST `body` as JSON to `url` and call `onEvent(type, data)` for each event.
- * Resolves when the stream ends; rejects on HTTP errors (with the server's JSON message)
- * and on abort (`signal`).
+ * POST `body` as JSON to `url` (with extra `headers`, e.g. an API key's) and call
+ * `onEvent(type, data)` for each event. Resolves when the stream ends; rejects on HTTP
+ * errors (with the server's JSON message and `status`) and on abort (`signal`).
  */
-export async function postEventStream(url, body, { onEvent, signal } = {}) {
+export async function postEventStream(url, body, { onEvent, signal, headers = {} } = {}) {
   const response = await fetch(url, {
     method: "POST",
-    headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
+    headers: { ...headers, "Content-Type": "application/json", Accept: "text/event-stream" },
     body: JSON.stringify(body),
     signal,
   });

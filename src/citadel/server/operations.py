@@ -1,0 +1,123 @@
+"""What a caller may ask of the knowledge base through any door (HTTP, MCP, chat completions):
+answer, search, read a chunk, verify an answer. Each takes the caller's tenant, which the door
+got from the caller's API key, and sees what a request of that tenant sees on `/v1/answer`.
+
+The methods block (retrieval, scoring, SQLite): doors call them from a worker thread. Each
+runs in one of the provider's answer slots, as `/v1/answer` does, so no door can crowd out
+the others.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+from pydantic import ValidationError
+
+from citadel.answering.streaming import StreamEvent
+from citadel.engine import Engine
+from citadel.knowledge.signing import KeyStore
+from citadel.knowledge.verify import Receipt, VerifyReport, parse_answer, verify_answer
+from citadel.observability.request_log import WITHHELD
+from citadel.records import Answer
+from citadel.retrieval.tenancy import visible
+from citadel.server.cited import source_link
+from citadel.server.models import ChunkView, SearchHit, SearchResults
+from citadel.server.provider import EngineProvider
+
+DEFAULT_SEARCH_K = 5
+
+
+class NotFound(LookupError):
+    """No such item in the served snapshot, or not visible with the caller's key."""
+
+
+class Operations:
+    """The tenant-scoped operations of one served knowledge base (an `EngineProvider`)."""
+
+    def __init__(self, provider: EngineProvider) -> None:
+        self.provider = provider
+
+    @property
+    def engine(self) -> Engine:
+        return self.provider.get()  # NotReady (what to do) when nothing can be served
+
+    def answer(self, question: str, *, tenant: str | None, top_k: int | None = None,
+               category: str | None = None, request_id: str | None = None) -> Answer:
+        engine = self.engine
+        return self.provider.call(engine.answer, question, top_k=top_k, tenant=tenant,
+                                  category=category, request_id=request_id)
+
+    def stream(self, question: str, *, tenant: str | None, top_k: int | None = None,
+               category: str | None = None, request_id: str | None = None
+               ) -> Iterator[StreamEvent]:
+        """The engine's events (a bad question raises at once, before the first event); the
+        caller advances the iterator through `provider.call`, one step per slot."""
+        return self.engine.stream(question, top_k=top_k, tenant=tenant, category=category,
+                                  request_id=request_id)
+
+    def search(self, query: str, *, tenant: str | None, k: int | None = None,
+               category: str | None = None) -> SearchResults:
+        engine = self.engine
+        query = engine.validate_question(query)
+        ranked = self.provider.call(engine.retrieve, query, k or DEFAULT_SEARCH_K, tenant,
+                                    category)
+        # A flagged chunk is never handed to a model through any door (answers leave it out
+        # of the context too); the count says that something was withheld.
+        kept = [r for r in ranked if not r.chunk.suspicious]
+        return SearchResults(
+            query=query, snapshot_id=engine.index.snapshot_id, withheld=len(ranked) - len(kept),
+            hits=[SearchHit(
+                **r.chunk.model_dump(include={
+                    "chunk_id", "document_id", "title", "source", "section", "category",
+                    "content", "start", "end", "page_start", "page_end", "authority",
+                    "effective_date"}),
+                rank=n, score=r.retrieval_score, dense_score=r.dense_score,
+                lexical_score=r.lexical_score,
+            ) for n, r in enumerate(kept, start=1)],
+        )
+
+    def chunk(self, chunk_id: str, *, tenant: str | None, window: int = 0) -> ChunkView:
+        engine = self.engine
+        found = engine.index.get_chunk(chunk_id)
+        if found is None or not visible(found.tenant, tenant):  # the same words either way
+            raise NotFound(f"no chunk {chunk_id!r} in snapshot {engine.index.snapshot_id}")
+        return ChunkView.of(found, engine.index.get_document(found.document_id),
+                            engine.index.snapshot_id, window)
+
+    def verify(self, answer: str | dict[str, Any], *, tenant: str | None) -> VerifyReport:
+        """`citadel verify` for a caller: the receipts are checked as the caller's tenant
+        sees the knowledge base (another tenant's chunk is "not in the snapshot"), and the
+        answer text against the engine's request log. Raises VerifyError on bad input."""
+        saved = parse_answer(answer)
+        engine = self.engine
+        log = engine.request_log
+        report = self.provider.call(
+            verify_answer, engine.settings, saved, tenant=tenant,
+            records=log.responses if log is not None else None, withheld=WITHHELD,
+            open_indexes={engine.index.snapshot_id: engine.index},
+            keys=KeyStore(engine.settings.home).public_keys())
+        problems = link_problems(saved.citations)
+        if not problems:
+            return report
+        return report.model_copy(update={"ok": False,
+                                         "answer_problems": report.answer_problems + problems})
+
+
+def link_problems(citations: Iterable[dict[str, Any]]) -> list[str]:
+    """A door's citation link must open the quote it stands beside: the page's address may
+    differ (`public_url`), what it opens may not."""
+    problems = []
+    for c in citations:
+        url = c.get("url")
+        if url is None:
+            continue
+        try:
+            expected = urlsplit(source_link("", Receipt.model_validate(c))).fragment
+        except ValidationError:
+            continue  # the receipt check reports a malformed citation
+        if not isinstance(url, str) or urlsplit(url).fragment != expected:
+            problems.append(f"the link of citation {c.get('label') or '?'} does not open "
+                            "its quote")
+    return problems
