@@ -121,7 +121,7 @@ def test_sigterm_drains_requests_ends_streams_with_an_event_and_exits_zero(home,
     release = threading.Event()
     llm.script("m-drain", Hang(3.0, then=Reply(content)),
                Reply(content, hold_after=1, release=release))
-    drain = 6.0
+    drain = 10.0  # room on a loaded machine: streams end at 8 s, the process exits before 10
     with serve(home, llm, "m-drain", "--drain-timeout", str(drain)) as served:
         proc, base, port = served.proc, served.base, served.port
         slow, slow_out = in_background(answer, base)
@@ -150,7 +150,7 @@ def test_sigterm_drains_requests_ends_streams_with_an_event_and_exits_zero(home,
         # The held stream is still open near the deadline: it ends with a final event.
         wait_for(lambda: frames and frames[-1][0] == "error", timeout=drain + 5)
         ended = time.monotonic() - signalled
-        assert drain - STREAM_MARGIN - 1 < ended < drain - STREAM_MARGIN + 1, ended
+        assert drain - STREAM_MARGIN - 0.5 < ended < drain, ended
         kind, data = frames[-1]
         assert data["code"] == "shutting_down" and "retry" in data["message"]
         assert frames[0][0] == "meta" and "done" not in [k for k, _ in frames]

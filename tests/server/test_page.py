@@ -426,7 +426,7 @@ def test_knowledge_mode_sends_its_api_key_as_a_header_and_keeps_it_for_the_tab(
     assert key.is_visible() and page.inner_text("#api-key-label") == "API key (optional)"
 
     # Without a key the server refuses, and the page says so and points at the key field.
-    page.fill("#question", "How long do I have to return an item?")
+    page.fill("#question", "How long are gift cards valid?")
     page.click("#ask")
     page.wait_for_selector('#answer[data-state="error"]', timeout=30_000)
     assert "API key" in page.inner_text("#error")

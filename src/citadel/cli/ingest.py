@@ -68,8 +68,8 @@ def flagged_summary(flagged: tuple[tuple[str, str], ...], paths: tuple[Path, ...
     return (f"screening: {_count(len(flagged), 'chunk')} in {_count(len(documents), 'document')}"
             f" ({named}) look like planted instructions (text addressed to an AI assistant, "
             "such as \"ignore previous instructions\", or text a web page hides from its "
-            "readers). They are stored but never retrieved, so they take no answer's place and "
-            f"are never quoted, cited or followed.{see}")
+            "readers). They are stored but kept out of every answer's context (never retrieved, so "
+            f"they take no answer's place): never quoted, cited or followed.{see}")
 
 
 def ignored_summary(ignored: tuple[tuple[str, tuple[str, ...]], ...]) -> str:
