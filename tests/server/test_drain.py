@@ -1,4 +1,5 @@
-"""Graceful drain: `citadel serve` as a real process, SIGTERM while requests are in flight.
+"""Graceful drain: `citadel serve` as a real process, SIGTERM while requests are in flight;
+and every streaming door ending in its own wire format when the drain says so.
 
 The generator is a scripted language model (tests/llm_server.py) that answers slowly: the
 request in flight finishes with 200, a stream still open near the deadline gets a final
@@ -24,12 +25,16 @@ from pathlib import Path
 import httpx
 import pytest
 
+from citadel.engine import Engine
 from citadel.ingest.pipeline import ingest
 from citadel.retrieval.embedders.hashing import HashingEmbedder
+from citadel.server import create_app
+from citadel.server.chat_models import MODEL_ID
 from citadel.server.drain import STREAM_MARGIN
 from tests.answering.test_openai_engine_stream import QUESTION, good
 from tests.cli.test_cli_serve import free_port, wait_until_ready
 from tests.conftest import DEMO_KB, hashing_settings
+from tests.live_server import live_server
 from tests.llm_server import Hang, Reply, ScriptedLLM, Seen, answer_json
 from tests.server.test_http_streaming import parse_sse
 
@@ -197,3 +202,47 @@ def test_streams_are_told_to_end_before_the_deadline_and_late_ones_at_once():
         assert drain._watchdog is None  # only `citadel serve` may end the process
 
     asyncio.run(run())
+
+
+class HeldEngine(Engine):
+    """Streams its first event, then waits for `release` (a step that outlasts the drain)."""
+
+    release = threading.Event()
+
+    def stream(self, question, **kwargs):
+        events = super().stream(question, **kwargs)
+
+        def held():
+            yield next(events)
+            self.release.wait(30)
+            yield from events
+
+        return held()
+
+
+@pytest.mark.parametrize(("path", "body"), [
+    ("/v1/answer/stream", {"question": QUESTION}),
+    ("/v1/chat/completions", {"model": MODEL_ID, "stream": True,
+                              "messages": [{"role": "user", "content": QUESTION}]}),
+])
+def test_every_streaming_door_ends_in_its_own_format_when_the_drain_says_so(
+        hashing_engine, path, body):
+    engine = HeldEngine(hashing_engine.settings, hashing_engine.index, hashing_engine.embedder,
+                        hashing_engine.generator)
+    HeldEngine.release.clear()
+    app = create_app(engine)
+    with live_server(app) as url, httpx.stream("POST", url + path, json=body,
+                                               timeout=30) as r:
+        frames = r.iter_text()
+        first = next(frames)  # the first event arrived; the next step is held
+        assert "snapshot_id" in first
+        app.state.drain.end_streams()
+        rest = "".join(frames)  # the server ends the stream: no cut, a last frame
+        HeldEngine.release.set()
+    if path == "/v1/answer/stream":
+        kind, data = parse_sse(rest)[-1]
+        assert kind == "error" and data["code"] == "shutting_down"
+    else:  # the OpenAI SDK raises on an `error` chunk
+        last = json.loads(rest.strip().removeprefix("data: "))
+        assert last["error"]["code"] == "shutting_down" and "retry" in last["error"]["message"]
+    wait_for(lambda: not app.state.streams.open())  # closed once the held step returned

@@ -41,7 +41,7 @@ SHUTTING_DOWN_MESSAGE = ("the server is shutting down and ended this stream befo
 
 class Drain:
     """One app's view of its server's shutdown. `begin` and `stream_end` run on the event
-    loop's thread (protocol callbacks, request handlers)."""
+    loop's thread (protocol callbacks, request handlers); `end_streams` on any."""
 
     def __init__(self) -> None:
         self.exit_after_drain = False  # set by `citadel serve` only: never in tests' processes
@@ -81,11 +81,11 @@ class Drain:
             self._watchdog.start()
 
     def end_streams(self) -> None:
-        """Tell every open stream (and any opened later) to end with the final event."""
+        """Tell every open stream (and any opened later) to end with the final event; from
+        any thread."""
         self._ended = True
-        for waiter in self._waiting:
-            if not waiter.done():
-                waiter.set_result(None)
+        for waiter in list(self._waiting):
+            waiter.get_loop().call_soon_threadsafe(_resolve, waiter)
         self._waiting.clear()
 
     def stream_end(self) -> asyncio.Future[None]:
@@ -99,6 +99,11 @@ class Drain:
 
     def forget(self, waiter: asyncio.Future[None]) -> None:
         self._waiting.discard(waiter)
+
+
+def _resolve(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 def _exit_now(seconds: float) -> None:

@@ -68,7 +68,7 @@ async def sse_frames(events: Iterator[Any], request: Request,
                      frame: Callable[[Any], bytes] = encode) -> AsyncIterator[bytes]:
     """The stream's frames: `frame(event)` for each engine event (another door writes its
     own wire format, e.g. the chat-completions chunks), an `ErrorEvent` if the engine fails
-    after the stream started."""
+    after the stream started or the server ends the stream while draining."""
     request_id: str = request.state.request_id
     registry: StreamRegistry = request.app.state.streams
     provider = request.app.state.provider
@@ -88,16 +88,16 @@ async def sse_frames(events: Iterator[Any], request: Request,
                 if not step.done():  # the server is stopping: a final event, not a cut
                     abandoned = True
                     request.state.log["ended_by_drain"] = True
-                    yield encode(ErrorEvent(code=SHUTTING_DOWN, message=SHUTTING_DOWN_MESSAGE,
-                                            request_id=request_id))
+                    yield frame(ErrorEvent(code=SHUTTING_DOWN, message=SHUTTING_DOWN_MESSAGE,
+                                           request_id=request_id))
                     return
             try:
                 event = await step
             except Exception as exc:  # the status line is sent: report in-band, then stop
                 log.exception("stream %s failed", request_id)
                 yield frame(ErrorEvent(code="internal",
-                                        message=f"the answer failed: {type(exc).__name__}",
-                                        request_id=request_id))
+                                       message=f"the answer failed: {type(exc).__name__}",
+                                       request_id=request_id))
                 return
             if event is None:
                 return
