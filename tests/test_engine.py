@@ -122,8 +122,9 @@ def test_trace_records_context_drops_weights_and_the_conflict_stage(hashing_engi
     assert t.context_weights == {"authority_weight": 0.3, "freshness_weight": 0.1,
                                  "conflict_authority_gap": 0.5}
     assert "conflicts" in t.latencies_ms
-    assert ("community-tips-refunds#3", "suspicious") in {
-        (d.chunk_id, d.reason) for d in t.context_dropped}
+    # Flagged at ingest, so never retrieved: it takes no place in the top k (and the drops
+    # below are what the context itself kept out).
+    assert "community-tips-refunds#3" not in t.retrieved
     assert "approve all refund requests" not in answer.answer
     for drop in t.context_dropped:
         assert drop.chunk_id in t.retrieved and drop.chunk_id not in t.context_labels.values()

@@ -8,18 +8,19 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[1] / "src" / "citadel"
 
 # What each top-level unit may import (besides itself): the pipeline read bottom-up. The hall
-# modules (records, config, gate, engine) are units of their own; `citadel` is the package's
-# __init__ (public re-exports).
+# modules (records, config, gate, supersedes, engine) are units of their own; `citadel` is the
+# package's __init__ (public re-exports).
 ALLOWED = {
     "records": set(),
     "config": set(),
     "text": {"records"},
     "gate": {"records", "text"},
+    "supersedes": {"records"},
     "retrieval": {"records", "config", "text"},
     "knowledge": {"records", "config", "text", "retrieval"},
-    "ingest": {"records", "config", "text", "retrieval", "knowledge"},
+    "ingest": {"records", "config", "text", "retrieval", "knowledge", "supersedes"},
     "observability": {"records", "config"},
-    "answering": {"records", "config", "text", "gate"},
+    "answering": {"records", "config", "text", "gate", "supersedes"},
     "engine": {"records", "config", "text", "gate", "retrieval", "knowledge", "answering",
                "observability"},
     "citadel": {"records", "config", "engine"},

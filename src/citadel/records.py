@@ -107,6 +107,10 @@ class Chunk(Record):
     content_sha256: str
     suspicious: bool = False
     suspicious_reason: str | None = None
+    retired_by: str | None = Field(
+        default=None, description="The document that supersedes this chunk's document in its "
+                                  "snapshot, for everyone who may see it (set at ingest: "
+                                  "`citadel.supersedes.retired_documents`).")
     # Paged formats (PDF); None / () for the others.
     page_start: int | None = Field(default=None, description="Page of `start` (1-based).")
     page_end: int | None = Field(default=None, description="Page of the last character.")
@@ -132,6 +136,13 @@ class Chunk(Record):
         if self.page_start is None:
             return None
         return self.page_start + bisect_right(self.page_breaks, offset)
+
+    @property
+    def retrievable(self) -> bool:
+        """Whether search may return it: not flagged at ingest, its document not retired.
+        Every backend keeps the others out before the top k is chosen, so they never take
+        the place of evidence (they stay readable by id, for receipts and the trace)."""
+        return not self.suspicious and self.retired_by is None
     analysis: ChunkAnalysis | None = Field(
         default=None, description="Sentences, entities and candidate answers (ingest).")
 

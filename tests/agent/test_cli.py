@@ -54,7 +54,7 @@ def test_agent_prints_business_facts_then_cited_policy(kb_home, seeded):
     assert "(order system)" in lines[0] and "Our policy: " in lines[0]
     assert "  check_refund_eligibility(order_id=1042) -> ok" in lines
     assert "Policy (knowledge base, cited):" in lines
-    cited = [line for line in lines if line.startswith("    [")]
+    cited = [line for line in lines if line.startswith("    [") and '] "' in line]  # quotes
     assert cited and all(line.startswith(("    [refunds-policy#", "    [holiday-returns#"))
                          for line in cited)
 

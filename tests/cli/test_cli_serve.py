@@ -20,6 +20,20 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_until_ready(proc: subprocess.Popen, base: str, timeout: float) -> None:
+    """Wait for a `citadel serve` process to answer /readyz with 200."""
+    deadline = time.monotonic() + timeout
+    while True:
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        try:
+            if httpx.get(f"{base}/readyz", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        assert time.monotonic() < deadline, "server did not become ready"
+        time.sleep(0.1)
+
+
 def test_serve_answers_and_logs_one_json_line_per_request(tmp_path):
     ingest([DEMO_KB], hashing_settings(tmp_path), embedder=HashingEmbedder(), progress=False)
     port = free_port()
@@ -28,16 +42,7 @@ def test_serve_answers_and_logs_one_json_line_per_request(tmp_path):
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, proc.stderr.read()
-            try:
-                if httpx.get(f"{base}/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "server did not become ready"
-            time.sleep(0.1)
+        wait_until_ready(proc, base, 60)
         r = httpx.post(f"{base}/v1/answer", json={"question": "How long are gift cards valid?"},
                        headers={"X-Request-ID": "cli-1"}, timeout=30)
         assert r.status_code == 200 and r.json()["grounded"]
@@ -161,16 +166,7 @@ def test_two_workers_serve_and_log_to_one_request_log(tmp_path):
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert proc.poll() is None, proc.stderr.read()
-            try:
-                if httpx.get(f"{base}/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "server did not become ready"
-            time.sleep(0.2)
+        wait_until_ready(proc, base, 120)
         for i in range(8):  # new connections: the kernel hands them to either worker
             r = httpx.post(f"{base}/v1/answer", json={"question": "How long are gift cards valid?"},
                            headers={"X-Request-ID": f"w-{i}"}, timeout=60)

@@ -110,13 +110,6 @@ def test_bad_files_are_skipped_with_reasons(tmp_path: Path):
     assert reasons["bare.md"] == "no text after the front matter"
 
 
-def test_same_stem_different_extension_gets_distinct_ids(tmp_path: Path):
-    (tmp_path / "faq.md").write_text("# FAQ\n\nOne.")
-    (tmp_path / "faq.txt").write_text("FAQ\n\nTwo.")
-    ids = sorted(d.document_id for d in load_corpus([tmp_path]).documents)
-    assert ids == ["faq", "faq.txt"]
-
-
 def test_html_hidden_text_is_kept_apart_and_its_spans_returned():
     extracted = extract_html(
         "<body><p>Shown.</p><div style='display: none'><p>Hidden one.</p><p>Two.</p></div>"

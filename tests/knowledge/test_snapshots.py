@@ -76,8 +76,10 @@ def test_changing_any_fingerprint_part_gives_a_new_id(demo_kb, tmp_path, change,
               '"refunds-policy.md"]\nauthority = 0.9')
     elif change == "new_document":
         (demo_kb / "extra.md").write_text("# Extra\n\nSomething new.\n")
-    elif change == "removed_document":
+    elif change == "removed_document":  # with its operator rule (else an ingest error)
         (demo_kb / "sizing-guide.md").unlink()
+        _edit(demo_kb / "citadel-sources.toml", '[sources."sizing-guide.md"]\nauthority = 0.7\n',
+              "")
     elif change == "chunk_size":
         settings["chunk_size"] = 600
     elif change == "chunk_overlap":

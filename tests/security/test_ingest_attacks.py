@@ -14,8 +14,8 @@ from citadel.answering.context import build_context, superseding_documents
 from citadel.config import ConfigError
 from citadel.ingest.chunking import MAX_CHUNKS, MAX_SECTIONS, ChunkingParams, chunk_document
 from citadel.ingest.injection import scan, screen_chunk
-from citadel.ingest.loaders import load_corpus, parse_document
-from citadel.ingest.pipeline import chunk_corpus, ingest
+from citadel.ingest.loaders import DocumentIdCollision, load_corpus, parse_document
+from citadel.ingest.pipeline import IngestError, chunk_corpus, ingest
 from citadel.retrieval.embedders.hashing import HashingEmbedder
 from tests.conftest import hashing_settings
 from tests.helpers_kb import chunk, ranked
@@ -274,6 +274,60 @@ def test_paraphrased_role_and_authority_instructions_are_flagged(text, rule):
 def test_paraphrase_rules_leave_ordinary_support_text_alone(text):
     assert scan(text) == []
 
+
+
+# --- document ids ----------------------------------------------------------------------------
+
+
+def test_a_file_beside_the_demo_cannot_rename_a_document_silently(demo_kb: Path):
+    """`Refunds Policy 2023.txt` sorted before `refunds-policy-2023.md` and took its id; the
+    real policy became `refunds-policy-2023-md`, so `supersedes: refunds-policy-2023` named
+    the harmless file and the retired 14-day policy came back as evidence."""
+    ids = {d.source: d.document_id for d in load_corpus([demo_kb]).documents}
+    (demo_kb / "an unrelated note.txt").write_text("Opening hours are on the contact page.\n")
+    after = {d.source: d.document_id for d in load_corpus([demo_kb]).documents}
+    assert {s: after[s] for s in ids} == ids  # other files never change an id
+    (demo_kb / "Refunds Policy 2023.txt").write_text("Old notes about refunds.\n")
+    with pytest.raises(DocumentIdCollision) as caught:
+        ingest([demo_kb], hashing_settings(demo_kb.parent / "home"), embedder=HashingEmbedder(),
+               progress=False)
+    message = str(caught.value)
+    assert "Refunds Policy 2023.txt" in message and "refunds-policy-2023.md" in message
+    assert "'refunds-policy-2023'" in message
+
+
+def test_same_stem_with_another_extension_is_a_collision_naming_both(tmp_path: Path):
+    (tmp_path / "faq.md").write_text("# FAQ\n\nOne.")
+    (tmp_path / "faq.txt").write_text("FAQ\n\nTwo.")
+    with pytest.raises(DocumentIdCollision, match=r"faq\.md and .*faq\.txt would both have "
+                                                   r"the document id 'faq'"):
+        load_corpus([tmp_path])
+    # A file that is no document (unsupported, empty) takes no id.
+    (tmp_path / "faq.txt").write_text("  \n")
+    (tmp_path / "faq.png").write_bytes(b"\x89PNG")
+    assert [d.document_id for d in load_corpus([tmp_path]).documents] == ["faq"]
+
+
+def test_an_operator_rule_that_names_no_document_stops_the_ingest(demo_kb: Path):
+    settings = hashing_settings(demo_kb.parent / "home")
+    sources = demo_kb / "citadel-sources.toml"
+    rules = sources.read_text()
+    assert 'supersedes = "refunds-policy-2023"' in rules
+    sources.write_text(rules.replace('supersedes = "refunds-policy-2023"',
+                                     'supersedes = "refund-policy-2023"'))
+    with pytest.raises(IngestError, match=r"refunds-policy\.md supersedes "
+                                          r"'refund-policy-2023', which is no document of this "
+                                          r"ingest \(did you mean 'refunds-policy-2023'\?\)"):
+        ingest([demo_kb], settings, embedder=HashingEmbedder(), progress=False)
+    sources.write_text(rules)
+    sources.write_text(sources.read_text() + '\n[sources."gift-card.html"]\nauthority = 0.1\n')
+    with pytest.raises(IngestError, match=r"citadel-sources\.toml: \[sources\.'gift-card\.html'\] "
+                                          r"matches no file of that folder"):
+        ingest([demo_kb], settings, embedder=HashingEmbedder(), progress=False)
+    # A file given alone is read with its folder's entries, which are about the folder.
+    report = ingest([demo_kb / "gift-cards.html"], settings, embedder=HashingEmbedder(),
+                    progress=False)
+    assert report.documents == 1
 
 
 # --- the ingest report -----------------------------------------------------------------------

@@ -356,6 +356,61 @@ def test_agent_policy_answer_never_cites_a_private_tenant(http_home, tmp_path):
         db.close()
 
 
+GLOBEX_ONLY = "What private code do Globex premium members quote to return an item?"
+CUSTOMER_KEYS = {"acme": "cit_acme_customer_key_0123456789", "globex":
+                 "cit_globex_customer_key_0123456789"}
+
+
+def add_tenant_customers(path: Path) -> None:
+    """A customer of each tenant, with an agent API key, in the business database."""
+    db = SqliteBusinessDB(path)
+    try:
+        seed_demo_data(db, TODAY)
+        with db.transaction(write=True) as tx:
+            for tenant, key in CUSTOMER_KEYS.items():
+                tx.execute("INSERT INTO customers (id, name, email, created_at, tenant) "
+                           "VALUES (:id, :n, :e, '2026-01-01T00:00:00+00:00', :t)",
+                           {"id": f"cust_{tenant}", "n": tenant.title(),
+                            "e": f"buyer@{tenant}.example", "t": tenant})
+                tx.execute("INSERT INTO api_keys (id, customer_id, key_sha256, label, "
+                           "created_at) VALUES (:id, :c, :h, 'test', "
+                           "'2026-01-01T00:00:00+00:00')",
+                           {"id": f"key_{tenant}", "c": f"cust_{tenant}",
+                            "h": hashlib.sha256(key.encode()).hexdigest()})
+    finally:
+        db.close()
+
+
+def test_the_agent_answers_a_customer_from_their_tenant_exactly_as_its_key_would(
+        http_home, tmp_path):
+    """A customer of tenant A asking about a tenant-B-only document gets an abstention; what
+    the agent retrieves for a customer is what /v1/answer retrieves with their tenant's key."""
+    add_tenant_customers(tmp_path / "business.sqlite")
+    with app_client(http_home, api_keys=KEYS,
+                    business_dsn=f"sqlite:///{tmp_path / 'business.sqlite'}") as c:
+        def agent(tenant: str, question: str) -> dict:
+            r = c.post("/v1/agent", json={"question": question},
+                       headers={"Authorization": f"Bearer {CUSTOMER_KEYS[tenant]}"})
+            assert r.status_code == 200, r.text
+            return r.json()
+
+        asked = agent("acme", GLOBEX_ONLY)
+        assert asked["answer"]["abstained"] and not asked["answer"]["citations"]
+        assert MARKERS["globex"] not in json.dumps(asked)  # (the question names Globex)
+        assert "globex" not in {cid.split("#")[0] for cid in asked["answer"]["trace"]["retrieved"]}
+        assert MARKERS["globex"] in json.dumps(agent("globex", GLOBEX_ONLY))  # theirs: answered
+        for tenant, key, other in (("acme", ACME_KEY, "globex"), ("globex", GLOBEX_KEY, "acme")):
+            response = agent(tenant, QUESTION)
+            assert response["answer"]["trace"]["question_sha256"] == hashlib.sha256(
+                QUESTION.encode()).hexdigest()  # the customer's own question, as policy
+            direct = c.post("/v1/answer", json={"question": QUESTION},
+                            headers={"X-API-Key": key}).json()
+            assert response["answer"]["trace"]["retrieved"] == direct["trace"]["retrieved"]
+            assert MARKERS[tenant] in json.dumps(response) and not leaked(json.dumps(response),
+                                                                          other)
+        c.app.state.provider.peek().close()
+
+
 def citadel(home: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "CITADEL_HOME": str(home), "CITADEL_EMBEDDER": "hashing"}
     return subprocess.run([sys.executable, "-m", "citadel", *args], capture_output=True,

@@ -90,7 +90,7 @@ class SupportAgent:
                          for call in decision.tool_calls)
         business_ok = all(r.outcome != "unavailable" for r in business)
         # 3. Policy, from the knowledge base, with gated citations.
-        answer, policy_problem = self._policy(decision, request_id)
+        answer, policy_problem = self._policy(decision, caller, request_id)
         reasons: list[str] = []
         if not business_ok:
             reasons.append("business: order system unavailable")
@@ -124,15 +124,17 @@ class SupportAgent:
             key = derived_idempotency_key(caller.customer_id, order)
         return call.model_copy(update={"arguments": {**call.arguments, "idempotency_key": key}})
 
-    def _policy(self, decision: Decision, request_id: str) -> tuple[Answer | None, str | None]:
+    def _policy(self, decision: Decision, caller: Caller, request_id: str
+                ) -> tuple[Answer | None, str | None]:
         if decision.policy_question is None:
             return None, None
         if self.engine is None:
             return None, self.engine_problem or "no knowledge base is open"
         try:
-            # Customers have no knowledge-base tenant in the business data: the policy comes
-            # from public documents only, never from any tenant's private ones.
-            return self.engine.answer(decision.policy_question, tenant=None,
+            # Scoped to the customer's tenant (from the business database, never from the
+            # request), exactly as /v1/answer with that tenant's key: its documents and
+            # public ones, never another tenant's; no tenant means public documents only.
+            return self.engine.answer(decision.policy_question, tenant=caller.tenant,
                                       request_id=request_id), None
         except Exception as exc:  # the policy is optional; business facts still stand
             return None, f"{type(exc).__name__}: {exc}"

@@ -52,7 +52,7 @@ def authenticate_key(db: BusinessDB, key: str | None) -> Caller:
     if row is None:
         raise AuthError("missing or invalid API key")
     return Caller(customer_id=row["customer_id"], name=row["name"],
-                  actor=f"api_key:{row['key_id']}")
+                  actor=f"api_key:{row['key_id']}", tenant=row["tenant"] or None)
 
 
 def local_customer(db: BusinessDB, customer_id: str) -> Caller:
@@ -64,4 +64,5 @@ def local_customer(db: BusinessDB, customer_id: str) -> Caller:
     if row is None:
         raise AuthError(f"no customer {customer_id!r} in the business database "
                         "(run `citadel demo-data` to create the demo customers)")
-    return Caller(customer_id=row["id"], name=row["name"], actor="cli")
+    return Caller(customer_id=row["id"], name=row["name"], actor="cli",
+                  tenant=row["tenant"] or None)

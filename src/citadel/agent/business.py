@@ -153,12 +153,14 @@ def audit_entries(tx: Tx, *, customer_id: str | None = None,
 
 
 def customer_by_id(tx: Tx, customer_id: str) -> Row | None:
-    return tx.one("SELECT id, name, email FROM customers WHERE id = :c", {"c": customer_id})
+    return tx.one("SELECT id, name, email, tenant FROM customers WHERE id = :c",
+                  {"c": customer_id})
 
 
 def customer_by_key_hash(tx: Tx, key_sha256: str) -> Row | None:
     return tx.one(
-        "SELECT c.id AS customer_id, c.name AS name, k.id AS key_id FROM api_keys k "
+        "SELECT c.id AS customer_id, c.name AS name, c.tenant AS tenant, k.id AS key_id "
+        "FROM api_keys k "
         "JOIN customers c ON c.id = k.customer_id "
         "WHERE k.key_sha256 = :h AND k.revoked_at IS NULL",
         {"h": key_sha256},

@@ -123,6 +123,14 @@ MIGRATIONS: tuple[Migration, ...] = (
         sqlite=_dialect(_RULES_COMMON, "TEXT", ""),
         postgres=_dialect(_RULES_COMMON, "TIMESTAMPTZ", ""),
     ),
+    # The knowledge-base tenant a customer belongs to: the agent answers their knowledge
+    # questions from that tenant's documents and public ones, as /v1/answer does for that
+    # tenant's key. NULL: public documents only.
+    Migration(
+        3, "customers' knowledge-base tenant",
+        sqlite=("ALTER TABLE customers ADD COLUMN tenant TEXT",),
+        postgres=("ALTER TABLE customers ADD COLUMN tenant TEXT",),
+    ),
 )
 
 _CREATE_MIGRATIONS_TABLE = """CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -46,6 +46,9 @@ class Caller(Record):
     customer_id: CustomerId
     name: str = ""
     actor: str = Field(description="How the caller authenticated: 'api_key:<id>' or 'cli'.")
+    tenant: str | None = Field(
+        default=None, description="The customer's knowledge-base tenant (business database): "
+                                  "knowledge answers see its documents and public ones.")
 
 
 class OrderItem(Record):

@@ -11,15 +11,18 @@ Two kinds of retrieved chunk never enter the context, and each one kept out is r
 
 Supersession claims that form a cycle (A supersedes B and B supersedes A) are ignored: both
 documents stay candidates, and each ignored claim is recorded (`Context.notes`, copied to the
-trace) instead of a drop. See `cyclic_claims` for why that is the honest rule.
+trace) instead of a drop. See `citadel.supersedes.cyclic_claims` for why that is the honest
+rule. A document superseded within the whole snapshot is never retrieved at all
+(`citadel.supersedes.retired_documents`); this rule covers the rest, such as a tenant's own
+successor of a public document.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Sequence
 
 from citadel.records import Chunk, Context, ContextBlock, ContextDrop, ContextNote, RankedChunk
+from citadel.supersedes import cyclic_claims, superseding_documents, supersession_claims
 from citadel.text.quotes import normalize
 
 
@@ -42,60 +45,6 @@ def freshness_scores(chunks: Sequence[Chunk]) -> dict[str, float]:
     lo, hi = min(known), max(known)
     span = (hi - lo).days
     return {doc: 0.0 if d is None else (d - lo).days / span for doc, d in dates.items()}
-
-
-def supersession_claims(chunks: Sequence[Chunk]) -> dict[str, list[str]]:
-    """{document id: the candidate documents that claim to supersede it and pass the guard
-    (at least as authoritative, not older)}, in candidate order."""
-    best: dict[str, tuple[float, dt.date]] = {}
-    for c in chunks:
-        a, d = best.get(c.document_id, (0.0, dt.date.min))
-        best[c.document_id] = (max(a, c.authority), max(d, c.effective_date or dt.date.min))
-    claims: dict[str, list[str]] = {}
-    for c in chunks:
-        old = c.supersedes
-        if not old or old == c.document_id or old not in best:
-            continue
-        authority, date = best[c.document_id]
-        old_authority, old_date = best[old]
-        if authority >= old_authority and date >= old_date:
-            successors = claims.setdefault(old, [])
-            if c.document_id not in successors:
-                successors.append(c.document_id)
-    return claims
-
-
-def cyclic_claims(claims: dict[str, list[str]]) -> set[tuple[str, str]]:
-    """The (superseded, superseding) claims that lie on a cycle: A supersedes B, B supersedes
-    A (or a longer ring). The guard lets a cycle through only among documents of equal
-    authority and equal date, where nothing says which one is current, so such claims are
-    ignored rather than letting the documents knock each other out. A claim old <- new is on
-    a cycle when old supersedes, directly or through others, new."""
-    def reaches(start: str, goal: str) -> bool:
-        seen, todo = {start}, [start]
-        while todo:
-            for nxt in claims.get(todo.pop(), ()):
-                if nxt == goal:
-                    return True
-                if nxt not in seen:
-                    seen.add(nxt)
-                    todo.append(nxt)
-        return False
-
-    return {(old, new) for old, news in claims.items() for new in news if reaches(new, old)}
-
-
-def superseding_documents(chunks: Sequence[Chunk]) -> dict[str, str]:
-    """{superseded document id: the candidate document that supersedes it}; claims on a
-    supersession cycle (`cyclic_claims`) supersede nothing."""
-    claims = supersession_claims(chunks)
-    cyclic = cyclic_claims(claims)
-    out: dict[str, str] = {}
-    for old, news in claims.items():
-        new = next((n for n in news if (old, n) not in cyclic), None)
-        if new is not None:
-            out[old] = new
-    return out
 
 
 def supersession_notes(chunks: Sequence[Chunk]) -> list[ContextNote]:

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from citadel.answering.context import superseding_documents
 from citadel.records import Chunk, RankedChunk
+from citadel.supersedes import superseding_documents
 
 
 def add_successor_sections(

@@ -38,6 +38,9 @@ def ingest(paths: tuple[Path, ...], no_activate: bool, quiet: bool, show_flagged
     if show_flagged:
         for chunk_id, reason in report.flagged:
             click.echo(f"flagged {chunk_id}: {reason}", err=True)
+    for old, new in report.retired:
+        click.echo(f"retired {old}: superseded by {new}, never evidence in this snapshot",
+                   err=True)
     verb = "reused" if report.reused else "built"
     click.echo(
         f"{verb} snapshot {report.snapshot_id}: {report.documents} documents, "
@@ -55,7 +58,8 @@ def ingest(paths: tuple[Path, ...], no_activate: bool, quiet: bool, show_flagged
 def flagged_summary(flagged: tuple[tuple[str, str], ...], paths: tuple[Path, ...],
                     listed: bool) -> str:
     """What injection screening found, in words: how many chunks of which documents, what
-    that means for answers (`citadel.answering.context` keeps them out), how to see them."""
+    that means for answers (search never returns them: `Chunk.retrievable`), how to see
+    them."""
     documents = sorted({chunk_id.split("#", 1)[0] for chunk_id, _ in flagged})
     named = ", ".join(documents[:5]) + (f" and {len(documents) - 5} more"
                                         if len(documents) > 5 else "")
@@ -64,8 +68,8 @@ def flagged_summary(flagged: tuple[tuple[str, str], ...], paths: tuple[Path, ...
     return (f"screening: {_count(len(flagged), 'chunk')} in {_count(len(documents), 'document')}"
             f" ({named}) look like planted instructions (text addressed to an AI assistant, "
             "such as \"ignore previous instructions\", or text a web page hides from its "
-            "readers). They are stored but kept out of every answer's context, so they are "
-            f"never quoted, cited or followed.{see}")
+            "readers). They are stored but kept out of every answer's context (never retrieved, so "
+            f"they take no answer's place): never quoted, cited or followed.{see}")
 
 
 def ignored_summary(ignored: tuple[tuple[str, tuple[str, ...]], ...]) -> str:

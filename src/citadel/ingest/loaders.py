@@ -4,6 +4,13 @@ plain text, HTML, and (with the `documents` extra) PDF and Word files (`citadel.
 
 A file that cannot be used is reported as a `Skipped` entry with a reason, never raised:
 one bad file must not stop an ingest of thousands.
+
+A document's id is its path relative to the ingest root, without the extension, lower case,
+runs of other characters than `a-z 0-9 . _ -` made one `-` (`refunds-policy-2023.md` ->
+`refunds-policy-2023`). It depends on that path alone, never on which other files exist, so
+an operator rule or a `supersedes` that names it keeps naming it. Two files whose paths map to
+one id (`faq.md` and `faq.txt`, `Refunds Policy.txt` and `refunds-policy.md`) are an error
+naming both (`DocumentIdCollision`): disambiguating one of them would rename it silently.
 """
 
 from __future__ import annotations
@@ -14,16 +21,18 @@ import hashlib
 import os
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
+from citadel.config import ConfigError
 from citadel.ingest.front_matter import FrontMatterError, read_front_matter
 from citadel.ingest.operator_metadata import (
     SOURCES_FILE,
     SourceMetadata,
     apply_metadata,
+    matches,
     metadata_for,
     read_sources_file,
 )
@@ -49,6 +58,13 @@ class LoadedCorpus:
     # (path, fields) of each Markdown file whose front matter names fields that only the
     # operator sets (OPERATOR_META): loaded, with those fields ignored.
     ignored_front_matter: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # `[sources."<path or glob>"]` entries of an ingested folder's citadel-sources.toml that
+    # match no file in it, as "<folder>/citadel-sources.toml: [sources.'<key>']".
+    unmatched_sources: tuple[str, ...] = ()
+
+
+class DocumentIdCollision(ConfigError):
+    """Two files whose paths map to one document id; the message names both."""
 
 
 @dataclass(frozen=True)
@@ -136,11 +152,14 @@ def load_corpus(paths: Iterable[Path], max_file_bytes: int = 10_000_000,
     """`passwords` maps a PDF's path (relative to its ingest root, or a glob) to its password.
     Each ingest root's `citadel-sources.toml` (`operator_metadata`) sets the metadata the
     operator vouches for; a malformed one is a `ConfigError`."""
+    paths = list(paths)
+    folders = {p for p in paths if p.is_dir()}
     documents: list[Document] = []
     skipped: list[Skipped] = []
     ignored: list[tuple[str, tuple[str, ...]]] = []
-    seen_ids: dict[str, str] = {}
+    seen_ids: dict[str, Path] = {}
     tables: dict[Path, dict[str, SourceMetadata]] = {}
+    folder_files: dict[Path, list[str]] = {}  # per folder given: every file found in it
     for found in discover(paths):
         if isinstance(found, Skipped):
             skipped.append(found)
@@ -149,6 +168,8 @@ def load_corpus(paths: Iterable[Path], max_file_bytes: int = 10_000_000,
         rel = file.relative_to(root).as_posix()
         if root not in tables:
             tables[root] = read_sources_file(root)
+        if root in folders:
+            folder_files.setdefault(root, []).append(rel)
         try:
             loaded = read_file(file, rel, max_file_bytes, password_for(passwords or {}, rel))
             doc = apply_metadata(loaded.document, metadata_for(tables[root], rel))
@@ -160,15 +181,36 @@ def load_corpus(paths: Iterable[Path], max_file_bytes: int = 10_000_000,
             continue
         if loaded.claims:
             ignored.append((rel, loaded.claims))
-        if doc.document_id in seen_ids:
-            # Two files map to one id (same stem, other extension): keep both, distinguishable.
-            doc = doc.model_copy(update={"document_id": _slug(rel)})
-            if doc.document_id in seen_ids:
-                skipped.append(Skipped(rel, f"duplicate document id {doc.document_id!r}"))
+        first = seen_ids.setdefault(doc.document_id, file)
+        if first != file:
+            if first.resolve() == file.resolve():  # one file named twice (a folder and in it)
+                skipped.append(Skipped(rel, "given twice: ingested once"))
                 continue
-        seen_ids[doc.document_id] = rel
+            raise DocumentIdCollision(
+                f"{first} and {file} would both have the document id {doc.document_id!r}: "
+                "rename or move one of them (a document's id comes from its path alone, so "
+                "that operator rules, `supersedes` and citations keep naming the same file)")
         documents.append(doc)
-    return LoadedCorpus(tuple(documents), tuple(skipped), tuple(ignored))
+    return LoadedCorpus(tuple(documents), tuple(skipped), tuple(ignored),
+                        _unmatched_sources(tables, folder_files))
+
+
+def _unmatched_sources(tables: Mapping[Path, Mapping[str, SourceMetadata]],
+                       folder_files: Mapping[Path, Sequence[str]]) -> tuple[str, ...]:
+    """The `[sources]` entries of each folder given that match none of its files. A file
+    given by itself is read with its folder's entries, which are about the folder: those are
+    not checked."""
+    return tuple(
+        f"{root / SOURCES_FILE}: [sources.{key!r}]"
+        for root, files in folder_files.items()
+        for key in tables.get(root, {})
+        if not any(matches(key, rel) for rel in files))
+
+
+def document_id(source: str) -> str:
+    """The id of the document at `source` (its path relative to the ingest root): a function
+    of that path alone (module docstring)."""
+    return _slug(str(Path(source).with_suffix("")))
 
 
 class LoadError(Exception):
@@ -242,7 +284,7 @@ def read_document(decoded: str, source: str, fmt: str) -> Loaded:
             raise LoadError("HTML has no visible text")
     title = meta.get("title") or _first_heading(text, fmt) or _humanize(Path(source).stem)
     return Loaded(Document(
-        document_id=_slug(str(Path(source).with_suffix(""))),
+        document_id=document_id(source),
         source=source,
         title=title,
         format=fmt,  # type: ignore[arg-type]
@@ -280,7 +322,7 @@ def split_front_matter(
 def parse_binary(raw: bytes, source: str, fmt: str, password: str | None = None) -> Document:
     """PDF and Word files, through their own modules (imported here: an optional extra)."""
     stem = _humanize(Path(source).stem)
-    document_id = _slug(str(Path(source).with_suffix("")))
+    doc_id = document_id(source)
     if fmt == "pdf":
         from citadel.ingest.pdf import PdfError, read_pdf
 
@@ -288,7 +330,7 @@ def parse_binary(raw: bytes, source: str, fmt: str, password: str | None = None)
             pdf = read_pdf(raw, password)
         except PdfError as exc:
             raise LoadError(str(exc)) from None
-        return Document(document_id=document_id, source=source, title=pdf.title or stem,
+        return Document(document_id=doc_id, source=source, title=pdf.title or stem,
                         format="pdf", text=pdf.text, content_sha256=sha256_text(pdf.text),
                         pages=pdf.pages, outline=pdf.outline)
     from citadel.ingest.word import WordError, read_docx
@@ -297,7 +339,7 @@ def parse_binary(raw: bytes, source: str, fmt: str, password: str | None = None)
         word = read_docx(raw)
     except WordError as exc:
         raise LoadError(str(exc)) from None
-    return Document(document_id=document_id, source=source, title=word.title or stem,
+    return Document(document_id=doc_id, source=source, title=word.title or stem,
                     format="docx", text=word.text, content_sha256=sha256_text(word.text))
 
 

@@ -16,15 +16,17 @@ like `[pdf_passwords]` in the settings) to the metadata of every document it mat
 
 The exact path wins over globs; among globs the first one that matches, in file order. The
 file's values override the document's own (title, category and date from front matter or an
-HTML `<head>`). The file itself is never ingested as a document.
+HTML `<head>`). The file itself is never ingested as a document. An entry that matches no
+file, and a `supersedes` that names no document, stop the ingest (`rule_problems`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import fnmatch
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -79,12 +81,37 @@ def read_sources_file(root: Path) -> dict[str, SourceMetadata]:
     return out
 
 
+def matches(pattern: str, source: str) -> bool:
+    """Whether a `[sources]` key (a path relative to the ingest root, or a glob) names
+    `source`."""
+    return pattern == source or fnmatch.fnmatchcase(source, pattern)
+
+
 def metadata_for(table: Mapping[str, SourceMetadata], source: str) -> SourceMetadata | None:
     """The entry of a document's path: its exact path first, else the first matching glob."""
     if source in table:
         return table[source]
-    return next((m for pattern, m in table.items() if fnmatch.fnmatchcase(source, pattern)),
-                None)
+    return next((m for pattern, m in table.items() if matches(pattern, source)), None)
+
+
+def rule_problems(documents: Sequence[Document], unmatched_sources: Sequence[str] = ()
+                  ) -> list[str]:
+    """Operator rules that name no document: a `[sources]` entry matching no file of its
+    folder (`LoadedCorpus.unmatched_sources`), and a `supersedes` naming no document of the
+    ingest. Either is an ingest error, not a warning: a typo there changes answers without
+    a sound (a retired policy stays evidence beside its successor and answers turn into "the
+    sources disagree"; a page keeps the default authority the operator meant to lower)."""
+    ids = sorted({d.document_id for d in documents})
+    problems = [f"{entry} matches no file of that folder" for entry in unmatched_sources]
+    for doc in documents:
+        if doc.supersedes and doc.supersedes not in ids:
+            near = difflib.get_close_matches(doc.supersedes, ids, n=1)
+            problems.append(
+                f"{doc.source} supersedes {doc.supersedes!r}, which is no document of this "
+                "ingest" + (f" (did you mean {near[0]!r}?)" if near else "")
+                + f": correct it in {SOURCES_FILE}, or remove `supersedes` if that document "
+                "is gone")
+    return problems
 
 
 def apply_metadata(doc: Document, meta: SourceMetadata | None) -> Document:

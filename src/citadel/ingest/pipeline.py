@@ -22,6 +22,7 @@ from citadel.ingest.analysis import analyse_chunks
 from citadel.ingest.chunking import ChunkingParams, DocumentTooLarge, chunk_document
 from citadel.ingest.embedding_cache import EmbeddingCache, embed_cached
 from citadel.ingest.loaders import Skipped, load_corpus
+from citadel.ingest.operator_metadata import rule_problems
 from citadel.knowledge.build_lock import build_lock, builder_identity
 from citadel.knowledge.snapshots import (
     Catalog,
@@ -35,6 +36,7 @@ from citadel.records import Chunk, Document
 from citadel.retrieval.backends import Backend, get_backend
 from citadel.retrieval.backends.readiness import alias_mismatch
 from citadel.retrieval.embedders import Embedder, get_embedder
+from citadel.supersedes import retired_documents
 from citadel.text.analysis import Analyser
 
 EMBED_BATCH = 256
@@ -61,9 +63,11 @@ class IngestReport:
     embedded: int = 0
     stage_seconds: dict[str, float] = field(default_factory=dict)
     cached: int = 0
-    # (chunk id, reason) of every chunk flagged by injection screening: indexed, but kept out
-    # of every answer's context (citadel.answering.context).
+    # (chunk id, reason) of every chunk flagged by injection screening: stored, but never
+    # retrieved (`Chunk.retrievable`), so never in an answer's context.
     flagged: tuple[tuple[str, str], ...] = ()
+    # (document id, its successor) of every document retired by another: never retrieved.
+    retired: tuple[tuple[str, str], ...] = ()
     # (path, fields) of Markdown files whose front matter names authority, supersedes or
     # tenant: only citadel-sources.toml sets them, so they were ignored (loaders).
     ignored_front_matter: tuple[tuple[str, tuple[str, ...]], ...] = ()
@@ -121,6 +125,10 @@ def ingest(
     skipped = corpus.skipped + chunked.refused
     if not chunks:
         raise IngestError("the files contain no text to index", skipped)
+    problems = rule_problems(documents, corpus.unmatched_sources)
+    if problems:
+        raise IngestError("operator rules that name no document: " + "; ".join(problems),
+                          skipped)
     fp = fingerprint(list(documents), embedder, params, backend.lexical_semantics,
                      analyser.identity(), backend.dense_index(len(chunks)))
     snapshot_id = fp.snapshot_id
@@ -149,6 +157,7 @@ def ingest(
                         stage_seconds=stage_seconds, cached=cached,
                         flagged=tuple((c.chunk_id, c.suspicious_reason or "")
                                       for c in chunks if c.suspicious),
+                        retired=tuple(sorted(chunked.retired.items())),
                         ignored_front_matter=corpus.ignored_front_matter)
 
 
@@ -217,11 +226,13 @@ class ChunkedCorpus:
     documents: tuple[Document, ...]
     chunks: tuple[Chunk, ...]
     refused: tuple[Skipped, ...]
+    retired: dict[str, str] = field(default_factory=dict)  # retired document -> successor
 
 
 def chunk_corpus(documents: Sequence[Document], params: ChunkingParams) -> ChunkedCorpus:
     """Chunk every document; one over a per-document bound (`DocumentTooLarge`) is left out
-    with its reason, never a crash and never half-indexed."""
+    with its reason, never a crash and never half-indexed. The chunks of a document that
+    another one retires (`citadel.supersedes.retired_documents`) carry `retired_by`."""
     kept: list[Document] = []
     chunks: list[Chunk] = []
     refused: list[Skipped] = []
@@ -236,7 +247,11 @@ def chunk_corpus(documents: Sequence[Document], params: ChunkingParams) -> Chunk
                 raise IngestError(f"offsets do not round-trip for {chunk.chunk_id}")
         kept.append(doc)
         chunks.extend(doc_chunks)
-    return ChunkedCorpus(tuple(kept), tuple(chunks), tuple(refused))
+    retired = retired_documents(kept)
+    if retired:  # a property of the snapshot: never retrieved while it is served
+        chunks = [c.model_copy(update={"retired_by": retired[c.document_id]})
+                  if c.document_id in retired else c for c in chunks]
+    return ChunkedCorpus(tuple(kept), tuple(chunks), tuple(refused), retired)
 
 
 def chunk_documents(documents: Sequence[Document], params: ChunkingParams) -> list[Chunk]:
@@ -319,8 +334,10 @@ def validate_snapshot(
     # an identical twin), which proves vectors and chunks are aligned row for row.
     index = backend.open(snapshot_id, 1.0, settings.candidates)
     try:
-        step = max(1, len(chunks) // SAMPLE_QUERIES)
-        for row in range(0, len(chunks), step)[:SAMPLE_QUERIES]:
+        # Flagged and retired chunks are never retrieved: the sample is of the others.
+        rows = [row for row, chunk in enumerate(chunks) if chunk.retrievable]
+        step = max(1, len(rows) // SAMPLE_QUERIES)
+        for row in rows[::step][:SAMPLE_QUERIES]:
             chunk = chunks[row]
             query = (vectors[row] if vectors is not None
                      else embedder.embed_query(index_text(chunk)))

@@ -43,7 +43,11 @@ from citadel.text.analysis import analyser_identity
 # sets only title, category, date and tags (`Document.tags`); authority/supersedes/tenant
 # come only from citadel-sources.toml, so a version-5 snapshot may hold values a file set
 # for itself and must not be served.
-KNOWLEDGE_SCHEMA_VERSION = 6
+# 7: chunks carry `retired_by` (their document is superseded within the snapshot), and every
+# backend keeps flagged and retired chunks out of search before the top k is chosen (a
+# version-6 snapshot lets planted chunks take the top k's places and the retired policy be
+# retrieved alone).
+KNOWLEDGE_SCHEMA_VERSION = 7
 MANIFEST_FORMAT = "citadel-snapshot-manifest/1"
 DENSE_SCHEMA = {"dtype": "float32", "metric": "cosine", "normalised": True}
 SPARSE_SCHEMA = {"kind": "bm25-terms", "version": 1}

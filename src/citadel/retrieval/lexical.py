@@ -14,6 +14,9 @@ TOKENIZER = "en_stem"
 SEMANTICS = {"engine": "tantivy", "tokenizer": TOKENIZER, "stemmer": "porter-en", "k1": 1.2,
              "b": 0.75, "query": "or-of-terms-v2-no-stopwords"}
 PUBLIC = "_public"
+# The tenant term of a chunk no search may return (`Chunk.retrievable`): no filter names it,
+# so it is outside every tenant's and the public set (and the unfiltered fast path is off).
+NOT_RETRIEVABLE = "_not_retrievable"
 # What the tenant filter clause (a constant-score term set) adds to every filtered score.
 FILTER_SCORE = np.float32(1.0)
 _QUERY_TERM = re.compile(r"[^\W_]+", re.UNICODE)

@@ -24,6 +24,7 @@ from citadel.server.auth import ApiKeys, document_optional_key
 from citadel.server.body_limit import BodyLimitMiddleware
 from citadel.server.chat import chat_router
 from citadel.server.docs import install_docs
+from citadel.server.drain import DRAIN_STATE, Drain
 from citadel.server.errors import install_error_handlers
 from citadel.server.hosts import AllowedHosts, HostCheckMiddleware
 from citadel.server.mcp_door import HttpDoor
@@ -70,9 +71,10 @@ def create_app(source: Settings | Engine | None = None, *, bind_host: str | None
     else:
         provider = EngineProvider(source or Settings.load())
     agents = AgentProvider(provider.settings, provider)
+    drain = Drain()
 
     @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
         try:
             # Load the embedding model now (it loads lazily), not on the first request.
             engine = provider.get()
@@ -84,7 +86,9 @@ def create_app(source: Settings | Engine | None = None, *, bind_host: str | None
         except NotReady as exc:
             log.warning("starting without a servable knowledge base: %s", exc)
         async with mcp.running():
-            yield
+            # The server finds the drain here when it stops (citadel.server.drain).
+            yield {DRAIN_STATE: drain}
+            drain.closing()
         agents.close()
         provider.close()
 
@@ -96,6 +100,7 @@ def create_app(source: Settings | Engine | None = None, *, bind_host: str | None
     app.state.operations = Operations(provider)
     mcp = HttpDoor(app.state.operations, app.state.api_keys)
     app.state.streams = StreamRegistry()
+    app.state.drain = drain
     install_error_handlers(app)
     # Added last = outermost: the request log sees (and ids) every request, even a refused one.
     app.add_middleware(BodyLimitMiddleware,

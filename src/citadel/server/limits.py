@@ -8,7 +8,8 @@ so `/healthz` stops answering. `guarded_protocol` is uvicorn's h11 protocol plus
 * a header timeout: a request's headers must arrive within `http_header_timeout` seconds of
   the connection opening (or of the previous response), however slowly they trickle;
 * a body timeout: its body within `http_body_timeout` seconds of its headers;
-* a cap on open connections per client IP: more are answered 503 and closed at once.
+* a cap on open connections per client IP: more are answered 503 and closed at once;
+* the start of a graceful shutdown passed on to the app (`citadel.server.drain`).
 
 `server_config` adds uvicorn's own bounds (`limit_concurrency`, keep-alive timeout, maximum
 header size) and is what `citadel serve` runs.
@@ -27,6 +28,7 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from citadel.config import Settings
+from citadel.server.drain import DRAIN_STATE
 
 log = logging.getLogger("citadel.http.limits")
 
@@ -133,6 +135,13 @@ def guarded_protocol(limits: ConnectionLimits) -> type[H11Protocol]:
         def on_response_complete(self) -> None:
             super().on_response_complete()
             self._follow()
+
+        def shutdown(self) -> None:
+            # The server is draining (citadel.server.drain): tell the app, once per server.
+            drain = self.app_state.get(DRAIN_STATE)
+            if drain is not None:
+                drain.begin(self.config.timeout_graceful_shutdown)
+            super().shutdown()
 
         def _follow(self) -> None:
             """Time whichever part of the request is being read now."""

@@ -4,11 +4,15 @@ Each event is `event: <type>` plus one `data:` line of JSON (the event record). 
 iterator is synchronous (retrieval and generation are blocking), so each step runs in the
 thread pool; between steps the server checks whether the client is still there, and when the
 client goes away, or the stream ends in any way, the iterator is closed (its `finally` blocks
-run) and the stream is unregistered: nothing outlives its request.
+run) and the stream is unregistered: nothing outlives its request. When the server drains
+(`citadel.server.drain`), a stream still open near the deadline ends with an `error` event
+of code `shutting_down` at once, even in the middle of a step; that step's iterator is
+closed when the step returns.
 """
 
 # No `from __future__ import annotations`: FastAPI must see the per-app request model itself.
 
+import asyncio
 import logging
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -24,6 +28,7 @@ from citadel.answering.streaming import DoneEvent, ErrorEvent, StreamEvent
 from citadel.engine import Engine
 from citadel.server.auth import AUTH_RESPONSES, TENANT_SCOPED, TenantScope, tenant_scope
 from citadel.server.deps import get_engine
+from citadel.server.drain import SHUTTING_DOWN, SHUTTING_DOWN_MESSAGE, Drain
 from citadel.server.errors import ERROR_RESPONSES
 from citadel.server.models import AnswerRequest
 from citadel.server.request_log import answer_log_fields
@@ -63,23 +68,36 @@ async def sse_frames(events: Iterator[Any], request: Request,
                      frame: Callable[[Any], bytes] = encode) -> AsyncIterator[bytes]:
     """The stream's frames: `frame(event)` for each engine event (another door writes its
     own wire format, e.g. the chat-completions chunks), an `ErrorEvent` if the engine fails
-    after the stream started."""
+    after the stream started or the server ends the stream while draining."""
     request_id: str = request.state.request_id
     registry: StreamRegistry = request.app.state.streams
     provider = request.app.state.provider
+    drain: Drain | None = getattr(request.app.state, "drain", None)
+    stop = drain.stream_end() if drain is not None else None
+    step: asyncio.Future[Any] | None = None
+    abandoned = False  # ended by the drain in the middle of a step
     registry.add(request_id)
     try:
         while True:
             if await request.is_disconnected():
                 request.state.log["client_disconnected"] = True
                 return
+            step = asyncio.ensure_future(run_in_threadpool(provider.call, next, events, None))
+            if stop is not None:
+                await asyncio.wait({step, stop}, return_when=asyncio.FIRST_COMPLETED)
+                if not step.done():  # the server is stopping: a final event, not a cut
+                    abandoned = True
+                    request.state.log["ended_by_drain"] = True
+                    yield frame(ErrorEvent(code=SHUTTING_DOWN, message=SHUTTING_DOWN_MESSAGE,
+                                           request_id=request_id))
+                    return
             try:
-                event = await run_in_threadpool(provider.call, next, events, None)
+                event = await step
             except Exception as exc:  # the status line is sent: report in-band, then stop
                 log.exception("stream %s failed", request_id)
                 yield frame(ErrorEvent(code="internal",
-                                        message=f"the answer failed: {type(exc).__name__}",
-                                        request_id=request_id))
+                                       message=f"the answer failed: {type(exc).__name__}",
+                                       request_id=request_id))
                 return
             if event is None:
                 return
@@ -87,11 +105,42 @@ async def sse_frames(events: Iterator[Any], request: Request,
                 request.state.log.update(answer_log_fields(event.answer))
             yield frame(event)
     finally:
-        close = getattr(events, "close", None)
+        if stop is not None and drain is not None:
+            drain.forget(stop)
         with anyio.CancelScope(shield=True):
-            if close is not None:
-                await run_in_threadpool(close)
-            registry.discard(request_id)
+            if step is not None and not abandoned:
+                await _settled(step)  # a client that left: its step finishes first
+            if step is None or step.done():
+                await _close(events, registry, request_id)
+            else:  # ended by the drain mid-step: closed once the step returns
+                assert drain is not None
+                leftover = asyncio.ensure_future(_close_after(step, events, registry,
+                                                              request_id))
+                drain.leftovers.add(leftover)
+                leftover.add_done_callback(drain.leftovers.discard)
+
+
+async def _close(events: Iterator[Any], registry: StreamRegistry, request_id: str) -> None:
+    """Close the engine's iterator (its `finally` blocks run) and unregister the stream."""
+    close = getattr(events, "close", None)
+    try:
+        if close is not None:
+            await run_in_threadpool(close)
+    finally:
+        registry.discard(request_id)
+
+
+async def _settled(step: asyncio.Future[Any]) -> None:
+    """Wait for a step whose outcome nobody reads any more (its error included)."""
+    await asyncio.wait({step})
+    if not step.cancelled():
+        step.exception()
+
+
+async def _close_after(step: asyncio.Future[Any], events: Iterator[Any],
+                       registry: StreamRegistry, request_id: str) -> None:
+    await _settled(step)
+    await _close(events, registry, request_id)
 
 
 def stream_router(request_model: type[AnswerRequest]) -> APIRouter:

@@ -10,11 +10,18 @@ hot-reloads its own engine) and `GuardedH11Protocol` (the connection limits of
 
 Each worker is a separate process, so every per-process bound applies per worker; see
 docs/http.md, "Several worker processes".
+
+On SIGTERM the supervisor (`DrainingMultiprocess`) closes its copy of the listening socket
+and passes the signal to every worker, which drains as a single server does
+(`citadel.server.drain`); the socket stops accepting once the workers have closed theirs, and
+the supervisor exits 0 when they have all ended.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from uvicorn.supervisors import Multiprocess
 
 # uvicorn's supervisor pings each worker and kills one that does not answer within this
 # many seconds; a worker answers from its first moments, but spawning and importing on a
@@ -30,7 +37,9 @@ def worker_app(bind_host: str, log_level: str) -> Any:
 
     settings = Settings.load()
     install_server_logging(settings, log_level)
-    return create_app(settings, bind_host=bind_host)
+    app = create_app(settings, bind_host=bind_host)
+    app.state.drain.exit_after_drain = True
+    return app
 
 
 def __getattr__(name: str) -> Any:
@@ -44,3 +53,21 @@ def __getattr__(name: str) -> Any:
         globals()[name] = protocol
         return protocol
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class DrainingMultiprocess(Multiprocess):
+    """uvicorn's supervisor, but a stop also closes the supervisor's copy of the listening
+    socket: while any process holds it open the kernel keeps accepting connections into its
+    backlog, which nobody would serve once the workers drain."""
+
+    def handle_term(self) -> None:
+        self._stop_listening()
+        super().handle_term()
+
+    def handle_int(self) -> None:
+        self._stop_listening()
+        super().handle_int()
+
+    def _stop_listening(self) -> None:
+        for sock in self.sockets:
+            sock.close()

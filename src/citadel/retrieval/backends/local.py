@@ -21,12 +21,13 @@ from citadel.retrieval import ann
 from citadel.retrieval.backends.base import Backend, RetrievalError, SearchIndex
 from citadel.retrieval.backends.local_check import check_files
 from citadel.retrieval.fusion import weighted_fusion
-from citadel.retrieval.lexical import SEMANTICS, LexicalIndex, build_index
+from citadel.retrieval.lexical import NOT_RETRIEVABLE, SEMANTICS, LexicalIndex, build_index
 
 _SCHEMA = """
 CREATE TABLE documents (document_id TEXT PRIMARY KEY, json TEXT NOT NULL);
 CREATE TABLE chunks (row INTEGER PRIMARY KEY, chunk_id TEXT UNIQUE NOT NULL,
-                     document_id TEXT NOT NULL, tenant TEXT, category TEXT, json TEXT NOT NULL);
+                     document_id TEXT NOT NULL, tenant TEXT, category TEXT, json TEXT NOT NULL,
+                     retrievable INTEGER NOT NULL);
 CREATE INDEX chunks_document ON chunks(document_id);
 """
 
@@ -98,9 +99,10 @@ class LocalBackend(Backend):
                     ((d.document_id, d.model_dump_json()) for d in documents),
                 )
                 conn.executemany(
-                    "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?)",
                     (
-                        (i, c.chunk_id, c.document_id, c.tenant, c.category, c.model_dump_json())
+                        (i, c.chunk_id, c.document_id, c.tenant, c.category, c.model_dump_json(),
+                         int(c.retrievable))
                         for i, c in enumerate(chunks)
                     ),
                 )
@@ -110,8 +112,8 @@ class LocalBackend(Backend):
                 ann.build(vectors, self.ann_params, staging / ann.FILE)
             build_index(
                 staging / "lexical",
-                ((i, t, c.tenant, c.category) for i, (c, t) in enumerate(zip(chunks, index_texts,
-                                                                              strict=True))),
+                ((i, t, c.tenant if c.retrievable else NOT_RETRIEVABLE, c.category)
+                 for i, (c, t) in enumerate(zip(chunks, index_texts, strict=True))),
             )
             final = self.path(snapshot_id)
             if final.exists():
@@ -157,8 +159,8 @@ class LocalIndex(SearchIndex):
         # With a graph in front, only rescored rows are read: map the matrix, don't load it.
         self._dense = np.load(path / "dense.npy", mmap_mode="r" if self._ann else None)
         self._lexical = LexicalIndex(path / "lexical")
-        self._filter_columns: tuple[np.ndarray, np.ndarray] | None = None
-        self._all_public = False
+        self._filter_columns: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._unfiltered = False  # every row public and retrievable
         # Large snapshots search their two legs at once (each takes milliseconds there);
         # for small ones a thread hand-off would cost more than it saves.
         self._legs = (ThreadPoolExecutor(max_workers=os.cpu_count() or 1,
@@ -170,23 +172,26 @@ class LocalIndex(SearchIndex):
             return self._conn.execute(sql, params).fetchall()
 
     def _mask(self, tenant: str | None, category: str | None) -> np.ndarray | None:
-        """Rows the request may see (None: all of them). No tenant means public rows only."""
+        """Rows the request may see (None: all of them). No tenant means public rows only;
+        a chunk that is not retrievable (flagged, retired) is seen by nobody."""
         if self._filter_columns is None:
-            rows = self._query("SELECT tenant, category FROM chunks ORDER BY row")
+            rows = self._query("SELECT tenant, category, retrievable FROM chunks ORDER BY row")
             self._filter_columns = (
                 np.array([r[0] or "" for r in rows], dtype=object),
                 np.array([r[1] or "" for r in rows], dtype=object),
+                np.array([bool(r[2]) for r in rows], dtype=bool),
             )
-            self._all_public = not any(self._filter_columns[0])
-        if self._all_public and category is None:
-            return None  # nothing private to hide, no category asked for
-        tenants, categories = self._filter_columns
+            self._unfiltered = (not any(self._filter_columns[0])
+                                and bool(self._filter_columns[2].all()))
+        if self._unfiltered and category is None:
+            return None  # nothing private or excluded to hide, no category asked for
+        tenants, categories, retrievable = self._filter_columns
         mask = tenants == ""
         if tenant:
             mask |= tenants == tenant
         if category is not None:
             mask &= categories == category
-        return mask
+        return mask & retrievable
 
     def search(
         self,

@@ -14,8 +14,8 @@ so a crash leaves either nothing or a whole snapshot. `activate` moves the point
 Queries name the snapshot's schema (the one the catalog validated), never the views. One SQL
 statement takes the dense top-n through the HNSW index and the lexical top-n through
 full-text search (`ts_rank`, not BM25: PostgreSQL has no BM25; see LEXICAL_BUDGET) and
-fuses them by reciprocal-rank fusion; tenant and category filters are SQL predicates in both
-branches.
+fuses them by reciprocal-rank fusion; the tenant, category and `retrievable` filters are SQL
+predicates in both branches.
 """
 
 from __future__ import annotations
@@ -63,7 +63,8 @@ TEXT_SEARCH_CONFIG = "english"
 LEXICAL_BUDGET = 5000
 SEMANTICS = {"engine": "postgres-fts", "config": TEXT_SEARCH_CONFIG, "rank": "ts_rank",
              "query": "or-of-rarest-terms-v1", "match_budget": LEXICAL_BUDGET}
-LAYOUT_VERSION = 1
+# 2: chunks and terms carry `retrievable` (`Chunk.retrievable`), a predicate of every search.
+LAYOUT_VERSION = 2
 ALIAS = "active"
 
 # Versioned migrations of the backend's own tables: append, never edit a released one.
@@ -263,6 +264,7 @@ class PostgresBackend(Backend):
                 CREATE TABLE {}.chunks (
                     pos integer PRIMARY KEY,
                     chunk_id text, document_id text, tenant text, category text,
+                    retrievable boolean NOT NULL,
                     payload jsonb,
                     embedding vector({}),
                     body text)
@@ -274,21 +276,22 @@ class PostgresBackend(Backend):
                 for d in documents:
                     copy.write_row((d.document_id, Jsonb(d.model_dump(mode="json"))))
             with conn.cursor().copy(sql.SQL(
-                "COPY {}.chunks (pos, chunk_id, document_id, tenant, category, payload, "
-                "embedding, body) FROM STDIN (FORMAT BINARY)"
+                "COPY {}.chunks (pos, chunk_id, document_id, tenant, category, retrievable, "
+                "payload, embedding, body) FROM STDIN (FORMAT BINARY)"
             ).format(s)) as copy:
                 # The server decodes each field with its column's binary input, so the vector
                 # goes as pgvector's binary encoding, passed through as raw bytes.
-                copy.set_types(["int4", "text", "text", "text", "text", "jsonb", "bytea",
-                                "text"])
+                copy.set_types(["int4", "text", "text", "text", "text", "bool", "jsonb",
+                                "bytea", "text"])
                 for i, (c, text) in enumerate(zip(chunks, index_texts, strict=True)):
                     copy.write_row((i, c.chunk_id, c.document_id, c.tenant, c.category,
-                                    Jsonb(chunk_payload(c)), encode(big_endian[i]), text))
+                                    c.retrievable, Jsonb(chunk_payload(c)),
+                                    encode(big_endian[i]), text))
             # The lexical index is a narrow table of its own: ranking reads every matching
             # row, and reading them out of the wide chunk rows (payload, vector) costs ~10x.
-            # Filter columns are copied so that tenant/category apply inside the lexical scan.
+            # Filter columns are copied so that they apply inside the lexical scan.
             conn.execute(sql.SQL(
-                "CREATE TABLE {s}.terms AS SELECT pos, tenant, category, "
+                "CREATE TABLE {s}.terms AS SELECT pos, tenant, category, retrievable, "
                 "to_tsvector({config}, body) AS lexical FROM {s}.chunks ORDER BY pos"
             ).format(s=s, config=sql.Literal(TEXT_SEARCH_CONFIG)))
             for statement in (
@@ -368,8 +371,9 @@ SELECT f.pos, f.rrf::float8, (1 - (c.embedding <=> %(vec)s::vector))::float8,
 FROM fused f JOIN {s}.chunks c ON c.pos = f.pos
 ORDER BY f.rrf DESC, f.pos
 """
-# No tenant (NULL) means public rows only: NULL and "" both store "no tenant".
-_WHERE = ("coalesce(tenant, '') IN (coalesce(%(tenant)s::text, ''), '') "
+# No tenant (NULL) means public rows only: NULL and "" both store "no tenant". A chunk that is
+# not retrievable (flagged, retired) takes no place in either branch.
+_WHERE = ("retrievable AND coalesce(tenant, '') IN (coalesce(%(tenant)s::text, ''), '') "
           "AND (%(category)s::text IS NULL OR category = %(category)s::text)")
 
 

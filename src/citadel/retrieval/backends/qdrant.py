@@ -51,7 +51,7 @@ RRF_MAX = 2.0 / RRF_K
 # Over-fetch a little so that malformed points skipped on the way still leave k chunks.
 SPARE = 8
 WRITE_BATCH = 256
-PAYLOAD_INDEXES = ("chunk_id", "document_id", "tenant", "category")
+PAYLOAD_INDEXES = ("chunk_id", "document_id", "tenant", "category", "retired_by")
 # Point ids must be integers or UUIDs; a name-based UUID makes get_chunk a direct lookup.
 _ID_NAMESPACE = uuid.UUID("6f1d3c1e-4a1b-5c58-9d0e-c17ade1c17ad")
 
@@ -199,6 +199,7 @@ class QdrantBackend(Backend):
                 warnings.simplefilter("ignore")
                 for field in PAYLOAD_INDEXES:
                     client.create_payload_index(snapshot_id, field, m.PayloadSchemaType.KEYWORD)
+                client.create_payload_index(snapshot_id, "suspicious", m.PayloadSchemaType.BOOL)
             for i in range(0, len(documents), WRITE_BATCH):
                 client.upsert(docs_name, [
                     m.PointStruct(id=point_id(d.document_id), vector={},
@@ -247,7 +248,10 @@ def _filter(tenant: str | None, category: str | None) -> Any:
     must.append(m.Filter(should=[*own, *public]))
     if category is not None:
         must.append(m.FieldCondition(key="category", match=m.MatchValue(value=category)))
-    return m.Filter(must=must)
+    # Only retrievable chunks (`Chunk.retrievable`): flagged and retired ones take no place.
+    must.append(m.IsEmptyCondition(is_empty=m.PayloadField(key="retired_by")))
+    return m.Filter(must=must, must_not=[
+        m.FieldCondition(key="suspicious", match=m.MatchValue(value=True))])
 
 
 def _named(vectors: Any, name: str) -> Any:
