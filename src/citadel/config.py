@@ -252,8 +252,9 @@ class Settings(BaseModel):
         description="Seconds an idle keep-alive connection stays open between requests.")
     http_max_connections: int = Field(
         default=1000, ge=1, le=1_000_000,
-        description="Open connections (and requests in progress) at once; beyond it new "
-                    "requests get 503.")
+        description="Open connections at once. A full server closes the connection that has "
+                    "waited longest without sending a request's headers to admit a new one; "
+                    "when every open connection has a request in progress, new ones get 503.")
     http_max_connections_per_client: int = Field(
         default=64, ge=0, le=1_000_000,
         description="Open connections from one client IP; more are refused at once (0: no cap).")

@@ -9,8 +9,10 @@ import time
 
 import httpx
 
+from citadel.config import Settings
 from citadel.ingest.pipeline import ingest
 from citadel.retrieval.embedders.hashing import HashingEmbedder
+from citadel.server.limits import ConnectionLimits
 from tests.conftest import DEMO_KB, hashing_settings
 
 
@@ -127,7 +129,8 @@ def test_one_worker_runs_the_app_in_this_process(monkeypatch, tmp_path):
     config = seen["config"]
     assert seen["runner"] == "server" and config.workers == 1
     assert isinstance(config.app, FastAPI) and not config.factory
-    assert config.limit_concurrency == 77 and config.access_log is False
+    assert config.http.connection_limits.max_connections == 77 and config.access_log is False
+    assert config.limit_concurrency is None  # the guarded protocol bounds connections
     assert seen["sockets"][0].proto == socket.IPPROTO_TCP  # server/listen.py
 
 
@@ -142,7 +145,9 @@ def test_workers_get_a_picklable_config_that_builds_the_app_in_each_worker(monke
     seen = _captured_run(monkeypatch, tmp_path, 3)
     config = seen["config"]
     assert seen["runner"] == "multiprocess" and config.workers == 3
-    assert config.factory and config.limit_concurrency == 77 and config.log_config is None
+    assert config.factory and config.limit_concurrency is None and config.log_config is None
+    # Each worker builds its protocol from the settings it loads (CITADEL_HTTP_MAX_CONNECTIONS).
+    assert ConnectionLimits.from_settings(Settings.load()).max_connections == 77
     assert config.timeout_worker_healthcheck == workers.HEALTHCHECK_TIMEOUT
     assert seen["sockets"][0].proto == socket.IPPROTO_TCP
     # Spawned workers receive the config pickled: the app factory and the protocol must cross.

@@ -228,6 +228,114 @@ def test_slowloris_headers_are_cut_off_while_healthz_answers(client):
         assert time.monotonic() - started < 8
 
 
+class FakeConnection:
+    def __init__(self, name):
+        self.name, self.was_shed = name, False
+
+    def shed(self):
+        self.was_shed = True
+
+
+def test_a_full_table_sheds_the_connection_waiting_longest_for_its_headers():
+    from citadel.server.limits import ConnectionTable
+
+    table = ConnectionTable(per_client=0, total=3)
+    first, second, third = (FakeConnection(n) for n in ("first", "second", "third"))
+    for conn, address in ((first, "10.0.0.1"), (second, "10.0.0.2"), (third, "10.0.0.3")):
+        assert table.admit(address) is None
+        table.waiting(conn, address)
+    table.waiting(first, None)  # its request arrived: no longer sheddable
+    assert table.admit("10.0.0.9") is None
+    assert (first.was_shed, second.was_shed, third.was_shed) == (False, True, False)
+    assert table.open == 3  # the shed one's slot went to the newcomer
+    assert table.count("10.0.0.2") == 0 and table.count("10.0.0.9") == 1
+
+
+def test_a_connection_back_to_waiting_goes_to_the_back_of_the_line():
+    from citadel.server.limits import ConnectionTable
+
+    table = ConnectionTable(per_client=0, total=2)
+    old, new = FakeConnection("old"), FakeConnection("new")
+    for conn in (old, new):
+        table.admit("10.0.0.1")
+        table.waiting(conn, "10.0.0.1")
+    table.waiting(old, None)        # served a request ...
+    table.waiting(old, "10.0.0.1")  # ... and waits for the next one: it is now the newest idler
+    table.admit("10.0.0.2")
+    assert new.was_shed and not old.was_shed
+
+
+def test_a_full_table_with_every_request_in_progress_refuses_the_newcomer():
+    from citadel.server.limits import ConnectionTable
+
+    table = ConnectionTable(per_client=2, total=2)
+    assert table.admit("10.0.0.1") is None and table.admit("10.0.0.1") is None
+    assert table.admit("10.0.0.1") == "client"  # the per-client cap comes first
+    assert table.admit("10.0.0.2") == "full"
+    table.release("10.0.0.1")
+    assert table.admit("10.0.0.2") is None
+
+
+def serve_legitimately(port: int, seconds: float) -> list[int]:
+    """A well-behaved client on 127.0.0.1 for `seconds`: a new connection per request,
+    `/healthz` and `/v1/answer` in turn; the status of each (0: no response)."""
+    statuses: list[int] = []
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if len(statuses) % 2:
+                r = httpx.post(f"http://127.0.0.1:{port}/v1/answer", timeout=10,
+                               json={"question": "How long are gift cards valid?"})
+            else:
+                r = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=10)
+            statuses.append(r.status_code)
+        except httpx.HTTPError:
+            statuses.append(0)
+    return statuses
+
+
+def test_slow_clients_from_many_addresses_do_not_keep_legitimate_requests_out(client):
+    from tests.slow_clients import SlowClients
+
+    # 8 addresses x 15 slow sockets, each under the per-client cap, 120 in all for 60 slots;
+    # a header timeout longer than the attack: only shedding can free a slot.
+    with (guarded_server(client.app, http_max_connections=60,
+                         http_max_connections_per_client=20, http_header_timeout=30.0) as port,
+          SlowClients(port, addresses=8, per_address=15, trickle_every=0.2) as attack):
+        time.sleep(1.0)  # every slot taken, the rest reconnecting
+        statuses = serve_legitimately(port, seconds=4.0)
+    assert len(statuses) >= 10, statuses
+    served = statuses.count(200) / len(statuses)
+    assert served >= 0.95, (statuses, attack.counts)
+    # The attackers were shed (a 503 naming why when they had started a request), not timed out.
+    assert attack.counts.closed_by_server > 0
+    assert set(attack.counts.answers) <= {"HTTP/1.1 503 Service Unavailable"}, attack.counts
+
+
+def test_a_shed_connection_is_told_why(client):
+    with (guarded_server(client.app, http_max_connections=2, http_header_timeout=30.0) as port,
+          connect_from("127.0.0.2", port) as slow, connect_from("127.0.0.3", port) as idle):
+        slow.sendall(b"GET /healthz HTTP/1.1\r\nHost: local")
+        time.sleep(0.2)
+        assert healthz_ms(port) < 5000  # sheds the oldest waiting: `slow`
+        reply = read_until_closed(slow, within=5)
+        assert reply is not None and reply.startswith(b"HTTP/1.1 503")
+        assert b"connection_shed" in reply and b"send the whole request" in reply
+        assert read_until_closed(idle, within=0.5) is None  # still open: it came later
+
+
+def test_a_negative_content_length_gets_a_json_400(client):
+    with guarded_server(client.app) as port, connect_from("127.0.0.2", port) as s:
+        s.sendall(b"POST /v1/answer HTTP/1.1\r\nHost: localhost\r\n"
+                  b"Content-Type: application/json\r\nContent-Length: -5\r\n\r\n{}")
+        reply = read_until_closed(s, within=10)
+    assert reply is not None and reply.startswith(b"HTTP/1.1 400")
+    head, body = reply.split(b"\r\n\r\n", 1)
+    assert b"content-type: application/json" in head.lower()
+    error = json.loads(body)["error"]
+    assert error["code"] == "invalid_http" and "Content-Length" in error["message"]
+
+
 def test_a_body_that_never_finishes_is_cut_off_and_logged_as_a_disconnect(client, caplog):
     caplog.set_level(logging.INFO, logger="citadel.http")
     with guarded_server(client.app) as port, connect_from("127.0.0.2", port) as slow:

@@ -9,10 +9,23 @@ so `/healthz` stops answering. `guarded_protocol` is uvicorn's h11 protocol plus
   the connection opening (or of the previous response), however slowly they trickle;
 * a body timeout: its body within `http_body_timeout` seconds of its headers;
 * a cap on open connections per client IP: more are answered 503 and closed at once;
+* a cap on open connections in all (`http_max_connections`). A full server first sheds the
+  connection that has waited longest without completing a request's headers (idle, or
+  trickling them) and admits the newcomer; only when every open connection has a request in
+  hand is the newcomer refused (503). Without this, many addresses each under the
+  per-client cap (40 x 50 slow sockets, reconnecting after each 408) hold every slot and a
+  legitimate request meets 503 for as long as the attack lasts: shedding hands the slot of
+  the oldest idler to whoever arrives, and a client that sends its request at once is past
+  its headers, no longer sheddable, within a round trip;
+* a JSON body for the 400 that h11 raises on a request that is not valid HTTP (a negative
+  `Content-Length`, a malformed header), like every other error of the API;
 * the start of a graceful shutdown passed on to the app (`citadel.server.drain`).
 
-`server_config` adds uvicorn's own bounds (`limit_concurrency`, keep-alive timeout, maximum
-header size) and is what `citadel serve` runs.
+`server_config` adds uvicorn's keep-alive timeout and maximum header size and is what
+`citadel serve` runs. uvicorn's own `limit_concurrency` is left off: it counts connections
+that are already closing, so a request on the slot freed by shedding would still meet its
+503; the table here bounds connections, and with them requests (h11 serves one request per
+connection at a time).
 """
 
 from __future__ import annotations
@@ -21,7 +34,7 @@ import asyncio
 import json
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import h11
 import uvicorn
@@ -41,38 +54,67 @@ class ConnectionLimits:
     header_timeout: float
     body_timeout: float
     max_per_client: int  # 0: no cap
+    max_connections: int = 1000
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ConnectionLimits:
         return cls(header_timeout=settings.http_header_timeout,
                    body_timeout=settings.http_body_timeout,
-                   max_per_client=settings.http_max_connections_per_client)
+                   max_per_client=settings.http_max_connections_per_client,
+                   max_connections=settings.http_max_connections)
 
 
-class ClientConnections:
-    """Open connections per client address, for one server (all its protocol instances run
-    on one event loop thread, so no lock is needed)."""
+class Sheddable(Protocol):
+    def shed(self) -> None: ...
 
-    def __init__(self, cap: int) -> None:
-        self.cap = cap
-        self._open: dict[str, int] = {}
 
-    def admit(self, address: str) -> bool:
-        count = self._open.get(address, 0)
-        if self.cap and count >= self.cap:
-            return False
-        self._open[address] = count + 1
-        return True
+class ConnectionTable:
+    """The open connections of one server: how many per client address, and which are waiting
+    for a request's headers, oldest first (the ones a full server sheds). All of a server's
+    protocol instances run on its event loop thread, so no lock is needed."""
 
-    def release(self, address: str) -> None:
-        count = self._open.get(address, 0) - 1
-        if count > 0:
-            self._open[address] = count
-        else:
-            self._open.pop(address, None)
+    def __init__(self, per_client: int, total: int) -> None:
+        self.per_client = per_client
+        self.total = total
+        self.open = 0
+        self._by_address: dict[str, int] = {}
+        # Connection -> its address, insertion-ordered: the first has waited longest.
+        self._waiting: dict[Sheddable, str] = {}
 
     def count(self, address: str) -> int:
-        return self._open.get(address, 0)
+        return self._by_address.get(address, 0)
+
+    def admit(self, address: str) -> str | None:
+        """Count a new connection from `address`, shedding the oldest waiting one if the
+        server is full; or say why not: "client" (its address is at the cap) or "full"
+        (every open connection has a request in hand)."""
+        if self.per_client and self.count(address) >= self.per_client:
+            return "client"
+        if self.open >= self.total:
+            if not self._waiting:
+                return "full"
+            # Its slot is free from now, not from whenever its socket finishes closing.
+            oldest = next(iter(self._waiting))
+            self.release(self._waiting.pop(oldest))
+            oldest.shed()
+        self._by_address[address] = self.count(address) + 1
+        self.open += 1
+        return None
+
+    def release(self, address: str) -> None:
+        self.open -= 1
+        count = self.count(address) - 1
+        if count > 0:
+            self._by_address[address] = count
+        else:
+            self._by_address.pop(address, None)
+
+    def waiting(self, connection: Sheddable, address: str | None) -> None:
+        """Mark `connection` (from `address`) as waiting for headers, from now: to the back
+        of the line; or, with None, as not (it has a request in hand, or is gone)."""
+        self._waiting.pop(connection, None)
+        if address is not None:
+            self._waiting[connection] = address
 
 
 def _raw_response(status: int, reason: str, message: str, code: str,
@@ -86,19 +128,30 @@ def _raw_response(status: int, reason: str, message: str, code: str,
 
 
 def guarded_protocol(limits: ConnectionLimits) -> type[H11Protocol]:
-    """uvicorn's h11 protocol with header/body read timeouts and a per-client cap; each call
-    makes a class with its own connection counts (one per server)."""
-    clients = ClientConnections(limits.max_per_client)
+    """uvicorn's h11 protocol with header/body read timeouts, a per-client and a total cap
+    on connections; each call makes a class with its own connection table (one per server)."""
+    table = ConnectionTable(limits.max_per_client, limits.max_connections)
     too_many = _raw_response(
         503, "Service Unavailable",
         f"too many open connections from your address (at most {limits.max_per_client}): "
         "reuse or close connections, then retry", "too_many_connections", ("retry-after: 1",))
+    full = _raw_response(
+        503, "Service Unavailable",
+        f"the server is at its limit of {limits.max_connections} open connections, all of "
+        "them with a request in progress: retry shortly", "server_busy", ("retry-after: 1",))
+    shed = _raw_response(
+        503, "Service Unavailable",
+        "the server is at its connection limit and closed this connection, which had not "
+        "sent a complete request: send the whole request at once", "connection_shed",
+        ("retry-after: 1",))
     too_slow = _raw_response(
         408, "Request Timeout",
         f"the request's headers did not arrive within {limits.header_timeout:g} s: send the "
         "whole request at once", "request_timeout")
 
     class GuardedH11Protocol(H11Protocol):
+        connection_limits = limits
+
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             self._peer: str | None = None  # counted in `clients` while set
@@ -109,22 +162,59 @@ def guarded_protocol(limits: ConnectionLimits) -> type[H11Protocol]:
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
             peer = self.client[0] if self.client else "unknown"
-            if not clients.admit(peer):
+            refusal = table.admit(peer)
+            if refusal is not None:
                 self._refused = True
-                log.warning("refused a connection from %s: it already has %d open", peer,
-                            clients.count(peer))
-                transport.write(too_many)
+                if refusal == "client":
+                    log.warning("refused a connection from %s: it already has %d open", peer,
+                                table.count(peer))
+                else:
+                    log.warning("refused a connection from %s: all %d open connections have "
+                                "a request in progress", peer, table.total)
+                transport.write(too_many if refusal == "client" else full)
                 transport.close()
                 return
             self._peer = peer
             self._expect("headers")
 
         def connection_lost(self, exc: Exception | None) -> None:
-            self._cancel_timer()
-            if self._peer is not None:
-                clients.release(self._peer)
-                self._peer = None
+            self._forget()
             super().connection_lost(exc)
+
+        def shed(self) -> None:
+            """Closed to make room for a newcomer; `ConnectionTable.admit` has released its
+            slot already."""
+            partial, _ = self.conn.trailing_data
+            log.debug("shed a connection from %s waiting for its request's headers",
+                      self._peer)
+            self._cancel_timer()
+            self._peer = None
+            self._refused = True  # whatever it sends now is ignored
+            if partial:
+                self.transport.write(shed)  # a started request deserves an answer
+                self.transport.close()
+            else:
+                # Idle: nothing to say. abort() rather than close(): a peer that does not
+                # read cannot hold the socket open behind a pending write.
+                self.transport.abort()
+
+        def _forget(self) -> None:
+            self._cancel_timer()
+            table.waiting(self, None)
+            if self._peer is not None:
+                table.release(self._peer)
+                self._peer = None
+
+        def send_400_response(self, msg: str) -> None:
+            # h11 found a request that is not valid HTTP/1.1 (uvicorn would answer in plain
+            # text): the API's JSON error body, as for every other 400.
+            self.logger.warning(msg)
+            self.transport.write(_raw_response(
+                400, "Bad Request",
+                "the request is not valid HTTP/1.1 (a malformed request line, header or "
+                "Content-Length, such as a negative one): fix the request and send it again",
+                "invalid_http"))
+            self.transport.close()
 
         def data_received(self, data: bytes) -> None:
             if self._refused:
@@ -147,6 +237,7 @@ def guarded_protocol(limits: ConnectionLimits) -> type[H11Protocol]:
             """Time whichever part of the request is being read now."""
             if self.transport.is_closing():
                 self._cancel_timer()
+                table.waiting(self, None)  # its slot frees itself as it closes
             elif self.conn.their_state is h11.IDLE:
                 self._expect("headers")
             elif self.conn.their_state is h11.SEND_BODY:
@@ -154,12 +245,14 @@ def guarded_protocol(limits: ConnectionLimits) -> type[H11Protocol]:
             else:  # the request has been read (or the connection is ending)
                 self._cancel_timer()
                 self._awaiting = None
+                table.waiting(self, None)
 
         def _expect(self, part: str) -> None:
             if self._awaiting == part and self._timer is not None:
                 return  # already timing it: trickling bytes do not extend the deadline
             self._cancel_timer()
             self._awaiting = part
+            table.waiting(self, self._peer if part == "headers" else None)
             delay = limits.header_timeout if part == "headers" else limits.body_timeout
             self._timer = self.loop.call_later(delay, self._timed_out)
 
@@ -200,7 +293,6 @@ def server_config(app: Any, settings: Settings, *, workers: int = 1, **kwargs: A
         workers=workers,
         # uvicorn annotates int but only hands it to loop.call_later: a float works.
         timeout_keep_alive=settings.http_keep_alive_timeout,  # type: ignore[arg-type]
-        limit_concurrency=settings.http_max_connections,
         h11_max_incomplete_event_size=MAX_HEADER_BYTES,
         access_log=False,
         **kwargs,
