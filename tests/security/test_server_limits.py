@@ -265,6 +265,88 @@ def test_a_connection_back_to_waiting_goes_to_the_back_of_the_line():
     assert new.was_shed and not old.was_shed
 
 
+def test_a_full_table_sheds_from_the_address_holding_the_most_waiting_connections():
+    """A client with one idle connection keeps it while another address holds several."""
+    from citadel.server.limits import ConnectionTable
+
+    table = ConnectionTable(per_client=0, total=4)
+    mine = FakeConnection("mine")
+    theirs = [FakeConnection(f"theirs-{i}") for i in range(3)]
+    for conn, address in ((mine, "10.0.0.1"), *((c, "10.0.0.66") for c in theirs)):
+        table.admit(address)
+        table.waiting(conn, address)
+    for _ in range(2):
+        assert table.admit("10.0.0.7") is None
+    assert [c.was_shed for c in theirs] == [True, True, False] and not mine.was_shed
+    table.waiting(FakeConnection("newcomer"), "10.0.0.7")
+    assert table.admit("10.0.0.8") is None  # 1 waiting each now: the oldest of them goes
+    assert mine.was_shed and not theirs[2].was_shed
+
+
+def test_the_table_sheds_as_a_plain_scan_would_through_any_sequence_of_events():
+    """The heap behind `admit` against the rule it implements, over random events: the oldest
+    waiting connection of the address with the most (of equals, the one whose count of
+    waiting connections changed first)."""
+    import itertools
+    import random
+
+    from citadel.server.limits import ConnectionTable
+
+    rng = random.Random(7)
+    table = ConnectionTable(per_client=0, total=30)
+    ticks = itertools.count()
+    since: dict[FakeConnection, tuple[str, int]] = {}  # waiting connection -> address, when
+    changed: dict[str, int] = {}  # address -> when its count of waiting last changed
+    open_connections: dict[FakeConnection, str] = {}
+
+    def expected_victim() -> FakeConnection | None:
+        waiting = [a for a, _ in since.values()]
+        if len(open_connections) < 30 or not waiting:
+            return None
+        most = max(map(waiting.count, waiting))
+        address = min({a for a in waiting if waiting.count(a) == most}, key=changed.get)
+        return min((c for c, (a, _) in since.items() if a == address),
+                   key=lambda c: since[c][1])
+
+    def wait(conn: FakeConnection, address: str | None) -> None:
+        table.waiting(conn, address)
+        before = since.pop(conn, None)
+        if before is not None:
+            changed[before[0]] = next(ticks)
+        if address is not None:
+            since[conn] = (address, next(ticks))
+            changed[address] = since[conn][1]
+
+    shed = 0
+    for step in range(4000):
+        action = rng.random()
+        if action < 0.55:  # a new connection
+            victim = expected_victim()
+            address = f"10.0.0.{rng.randrange(6)}"
+            if table.admit(address) is not None:
+                assert len(open_connections) >= 30 and not since, step
+                continue
+            if victim is not None:
+                assert victim.was_shed, step
+                shed += 1
+                del open_connections[victim]
+                wait(victim, None)
+            conn = FakeConnection(step)
+            open_connections[conn] = address
+            wait(conn, address)
+        elif open_connections:
+            conn = rng.choice(list(open_connections))
+            address = open_connections[conn]
+            if action < 0.8:  # its request arrives, or it waits for the next one
+                wait(conn, None if conn in since else address)
+            else:  # it closes
+                wait(conn, None)
+                table.release(address)
+                del open_connections[conn]
+        assert not any(c.was_shed for c in open_connections), step
+    assert table.open == len(open_connections) and shed > 500
+
+
 def test_a_full_table_with_every_request_in_progress_refuses_the_newcomer():
     from citadel.server.limits import ConnectionTable
 

@@ -9,14 +9,15 @@ so `/healthz` stops answering. `guarded_protocol` is uvicorn's h11 protocol plus
   the connection opening (or of the previous response), however slowly they trickle;
 * a body timeout: its body within `http_body_timeout` seconds of its headers;
 * a cap on open connections per client IP: more are answered 503 and closed at once;
-* a cap on open connections in all (`http_max_connections`). A full server first sheds the
-  connection that has waited longest without completing a request's headers (idle, or
-  trickling them) and admits the newcomer; only when every open connection has a request in
-  hand is the newcomer refused (503). Without this, many addresses each under the
-  per-client cap (40 x 50 slow sockets, reconnecting after each 408) hold every slot and a
-  legitimate request meets 503 for as long as the attack lasts: shedding hands the slot of
-  the oldest idler to whoever arrives, and a client that sends its request at once is past
-  its headers, no longer sheddable, within a round trip;
+* a cap on open connections in all (`http_max_connections`). A full server first sheds a
+  connection that has not completed a request's headers (idle, or trickling them) and admits
+  the newcomer: the oldest of the address with the most such connections, so one that
+  holds many gives them up before a client that holds one. Only when every open connection
+  has a request in hand is the newcomer refused (503). Without this, many addresses each
+  under the per-client cap (40 x 50 slow sockets, reconnecting after each 408) hold every
+  slot and a legitimate request meets 503 for as long as the attack lasts: shedding hands an
+  idler's slot to whoever arrives, and a client that sends its request at once is past its
+  headers, no longer sheddable, within a round trip;
 * a JSON body for the 400 that h11 raises on a request that is not valid HTTP (a negative
   `Content-Length`, a malformed header), like every other error of the API;
 * the start of a graceful shutdown passed on to the app (`citadel.server.drain`).
@@ -31,6 +32,8 @@ connection at a time).
 from __future__ import annotations
 
 import asyncio
+import heapq
+import itertools
 import json
 import logging
 from dataclasses import dataclass
@@ -70,16 +73,24 @@ class Sheddable(Protocol):
 
 class ConnectionTable:
     """The open connections of one server: how many per client address, and which are waiting
-    for a request's headers, oldest first (the ones a full server sheds). All of a server's
-    protocol instances run on its event loop thread, so no lock is needed."""
+    for a request's headers (the ones a full server sheds: the oldest of the address with the
+    most). All of a server's protocol instances run on its event loop thread, so no lock is
+    needed."""
 
     def __init__(self, per_client: int, total: int) -> None:
         self.per_client = per_client
         self.total = total
         self.open = 0
         self._by_address: dict[str, int] = {}
-        # Connection -> its address, insertion-ordered: the first has waited longest.
-        self._waiting: dict[Sheddable, str] = {}
+        # Address -> its waiting connections, insertion-ordered: the first has waited longest.
+        self._waiting: dict[str, dict[Sheddable, None]] = {}
+        self._address_of: dict[Sheddable, str] = {}
+        # (-waiting, stamp, address): a heap whose top is the address with the most waiting
+        # connections (of equals, the one whose count changed first). An entry is current
+        # while its stamp is the address's latest; stale ones are skipped when they surface.
+        self._heaviest: list[tuple[int, int, str]] = []
+        self._stamp: dict[str, int] = {}
+        self._stamps = itertools.count()
 
     def count(self, address: str) -> int:
         return self._by_address.get(address, 0)
@@ -91,12 +102,13 @@ class ConnectionTable:
         if self.per_client and self.count(address) >= self.per_client:
             return "client"
         if self.open >= self.total:
-            if not self._waiting:
+            victim = self._victim()
+            if victim is None:
                 return "full"
             # Its slot is free from now, not from whenever its socket finishes closing.
-            oldest = next(iter(self._waiting))
-            self.release(self._waiting.pop(oldest))
-            oldest.shed()
+            self.release(self._address_of[victim])
+            self.waiting(victim, None)
+            victim.shed()
         self._by_address[address] = self.count(address) + 1
         self.open += 1
         return None
@@ -111,10 +123,35 @@ class ConnectionTable:
 
     def waiting(self, connection: Sheddable, address: str | None) -> None:
         """Mark `connection` (from `address`) as waiting for headers, from now: to the back
-        of the line; or, with None, as not (it has a request in hand, or is gone)."""
-        self._waiting.pop(connection, None)
+        of its address's line; or, with None, as not (it has a request in hand, or is gone)."""
+        before = self._address_of.pop(connection, None)
+        if before is not None:
+            line = self._waiting[before]
+            del line[connection]
+            if not line:
+                del self._waiting[before], self._stamp[before]
+            else:
+                self._rank(before)
         if address is not None:
-            self._waiting[connection] = address
+            self._address_of[connection] = address
+            self._waiting.setdefault(address, {})[connection] = None
+            self._rank(address)
+
+    def _rank(self, address: str) -> None:
+        stamp = self._stamp[address] = next(self._stamps)
+        heapq.heappush(self._heaviest, (-len(self._waiting[address]), stamp, address))
+        if len(self._heaviest) > 4 * len(self._stamp) + 64:  # mostly stale: rebuild
+            self._heaviest = [(-len(self._waiting[a]), t, a) for a, t in self._stamp.items()]
+            heapq.heapify(self._heaviest)
+
+    def _victim(self) -> Sheddable | None:
+        """The oldest waiting connection of the address with the most, if any waits."""
+        while self._heaviest:
+            _, stamp, address = self._heaviest[0]
+            if self._stamp.get(address) == stamp:
+                return next(iter(self._waiting[address]))
+            heapq.heappop(self._heaviest)
+        return None
 
 
 def _raw_response(status: int, reason: str, message: str, code: str,
