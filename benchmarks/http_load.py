@@ -129,7 +129,7 @@ def server_latencies(log: Path, concurrency: int) -> dict:
     prefix = f"c{concurrency}-"
     ms = [line["latency_ms"] for line in map(json.loads, (
         text for text in log.read_text().splitlines() if text.startswith("{")))
-        if str(line.get("request_id", "")).startswith(prefix)]
+        if str(line.get("client_request_id") or "").startswith(prefix)]
     return {"server_p50_ms": round(percentile(ms, 50), 1),
             "server_p99_ms": round(percentile(ms, 99), 1)}
 

@@ -111,6 +111,15 @@ def cpu_seconds(pid: int) -> float:
     return total
 
 
+def comparable(body: bytes) -> bytes:
+    """An answer without what differs per request (the server's request id, timings, the
+    receipt's time and signature), for comparing answers across servers."""
+    answer = json.loads(LATENCIES.sub(b'"latencies_ms":{}', body))
+    answer["trace"]["request_id"] = ""
+    answer["receipt"] = None
+    return json.dumps(answer, sort_keys=True).encode()
+
+
 def answers_digest(base: str, questions: list[str]) -> tuple[str, list[bytes]]:
     bodies = []
     with httpx.Client(base_url=base, timeout=120) as client:
@@ -118,7 +127,7 @@ def answers_digest(base: str, questions: list[str]) -> tuple[str, list[bytes]]:
             r = client.post("/v1/answer", json={"question": q},
                             headers={"X-Request-ID": f"same-{n}"})
             r.raise_for_status()
-            bodies.append(LATENCIES.sub(b'"latencies_ms":{}', r.content))
+            bodies.append(comparable(r.content))
     return hashlib.sha256(b"\n".join(bodies)).hexdigest(), bodies
 
 

@@ -205,9 +205,11 @@ class Engine:
         tenant: str | None = None,
         category: str | None = None,
         request_id: str | None = None,
+        client_request_id: str | None = None,
     ) -> Answer:
         question = self.validate_question(question)
-        answer = self._signed(self._answer(question, top_k, tenant, category, request_id))
+        answer = self._signed(self._answer(question, top_k, tenant, category, request_id,
+                                           client_request_id))
         self._log(question, answer)
         return answer
 
@@ -226,8 +228,10 @@ class Engine:
         tenant: str | None,
         category: str | None,
         request_id: str | None,
+        client_request_id: str | None,
     ) -> Answer:
-        trace, context, early = self._prepare(question, top_k, tenant, category, request_id)
+        trace, context, early = self._prepare(question, top_k, tenant, category, request_id,
+                                              client_request_id)
         if early is not None:
             return early
         try:
@@ -266,12 +270,14 @@ class Engine:
         tenant: str | None,
         category: str | None,
         request_id: str | None,
+        client_request_id: str | None,
     ) -> tuple[_RequestTrace, Context, Answer | None]:
         """Every stage before generation: the trace, the context (with its judgement), and
         the answer when one is already decided (retrieval failed, no sources, a conflict
         answered, no sentence of the context answers), else None."""
         trace = _RequestTrace(request_id or uuid.uuid4().hex)
         trace.fields.update(
+            client_request_id=client_request_id,
             question_sha256=hashlib.sha256(question.encode()).hexdigest(),
             backend=self.index.backend,
             strategy=self.index.strategy,
@@ -397,6 +403,7 @@ class Engine:
         tenant: str | None = None,
         category: str | None = None,
         request_id: str | None = None,
+        client_request_id: str | None = None,
     ) -> Iterator[StreamEvent]:
         """The answer as events: meta, citations (each before text citing it), deltas, done.
 
@@ -409,11 +416,12 @@ class Engine:
 
         def events() -> Iterator[StreamEvent]:
             yield from answer_events(self.answer(
-                question, top_k=top_k, tenant=tenant, category=category, request_id=request_id
-            ))
+                question, top_k=top_k, tenant=tenant, category=category, request_id=request_id,
+                client_request_id=client_request_id))
 
         def sentence_events() -> Iterator[StreamEvent]:
-            for event in self._stream_sentences(question, top_k, tenant, category, request_id):
+            for event in self._stream_sentences(question, top_k, tenant, category, request_id,
+                                                client_request_id):
                 if isinstance(event, DoneEvent):  # logged before a client can hang up on it
                     event = DoneEvent(answer=self._signed(event.answer))
                     self._log(question, event.answer)
@@ -428,13 +436,15 @@ class Engine:
         tenant: str | None,
         category: str | None,
         request_id: str | None,
+        client_request_id: str | None,
     ) -> Iterator[StreamEvent]:
         """Stream a sentence-streaming generator: each sentence the model completes is gated
         and reviewed at once and, if it passes, released (citation events, then its text
         through the marker filter). Until a sentence was released, a refused attempt may be
         retried as in `answer()`; released text is never taken back, so afterwards the
         answer is what was released, and a refused sentence is simply left out."""
-        trace, context, early = self._prepare(question, top_k, tenant, category, request_id)
+        trace, context, early = self._prepare(question, top_k, tenant, category, request_id,
+                                              client_request_id)
         if early is not None:
             yield from answer_events(early)
             return

@@ -431,7 +431,10 @@ class SourceRef(Record):
 class Trace(Record):
     """How one request was answered. Built per request, never shared between requests."""
 
-    request_id: str
+    request_id: str = Field(description="The server's id for this request: unique.")
+    client_request_id: str | None = Field(
+        default=None, description="The id the client sent (`X-Client-Request-ID` or "
+        "`X-Request-ID`), if any: the client's to choose, so not unique.")
     question_sha256: str = ""
     backend: str = ""
     strategy: str = ""

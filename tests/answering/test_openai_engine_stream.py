@@ -183,7 +183,8 @@ def test_sse_endpoint_streams_the_model_through_the_gate(hashing_engine, llm):
                               headers={"X-Request-ID": "req-llm-1"}, timeout=30)
     assert response.status_code == 200
     events = parse_sse(response.text)
-    answer = check_stream(events, "req-llm-1", QUESTION)
+    answer = check_stream(events, response.headers["x-request-id"], QUESTION)
+    assert answer["trace"]["client_request_id"] == "req-llm-1"
     assert answer["grounded"] and [c["quote"] for c in answer["citations"]] == [FACT, SECOND]
 
 

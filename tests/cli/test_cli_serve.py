@@ -53,7 +53,7 @@ def test_serve_answers_and_logs_one_json_line_per_request(tmp_path):
         proc.terminate()
         _, stderr = proc.communicate(timeout=30)
     lines = [json.loads(line) for line in stderr.splitlines() if line.startswith("{")]
-    mine = [line for line in lines if line["request_id"] == "cli-1"]
+    mine = [line for line in lines if line["client_request_id"] == "cli-1"]
     assert len(mine) == 1
     assert mine[0]["path"] == "/v1/answer" and mine[0]["status"] == 200
     assert mine[0]["citations_emitted"] >= 1 and mine[0]["backend"] == "local"
@@ -182,5 +182,5 @@ def test_two_workers_serve_and_log_to_one_request_log(tmp_path):
     assert proc.returncode == 0
     from citadel.observability.request_log import RequestLog
 
-    logged = {r.request_id for r in RequestLog(tmp_path / "requests.sqlite").records()}
+    logged = {r.client_request_id for r in RequestLog(tmp_path / "requests.sqlite").records()}
     assert {f"w-{i}" for i in range(8)} <= logged

@@ -135,6 +135,29 @@ def test_logs_cli_lists_filters_and_shows(tmp_path, monkeypatch):
     assert as_json["response"] == {"answer": 3}
 
 
+def test_logs_cli_finds_requests_by_the_clients_id(tmp_path, monkeypatch):
+    """A client's id may name several requests: `show` takes it when it names one, and
+    otherwise lists them and asks for a server id."""
+    monkeypatch.setenv("CITADEL_HOME", str(tmp_path))
+    log = RequestLog(tmp_path / "requests.sqlite")
+    log.append(synthetic(1, client_request_id="once"))
+    log.append(synthetic(2, client_request_id="twice"))
+    log.append(synthetic(3, client_request_id="twice"))
+    runner = CliRunner()
+    once = runner.invoke(main, ["logs", "show", "once", "--json"])
+    assert once.exit_code == 0 and json.loads(once.stdout)["request_id"] == "req-1"
+    assert "req-1" in once.stderr and "client request id 'once'" in once.stderr
+    twice = runner.invoke(main, ["logs", "show", "twice"])
+    assert twice.exit_code != 0 and "Traceback" not in twice.output
+    assert "2 requests were sent with the client request id 'twice'" in twice.stderr
+    assert "req-2" in twice.stderr and "req-3" in twice.stderr
+    by_server_id = runner.invoke(main, ["logs", "show", "req-3", "--json"])
+    assert json.loads(by_server_id.stdout)["client_request_id"] == "twice"
+    listed = runner.invoke(main, ["logs", "--client-request-id", "twice", "--json"])
+    assert [json.loads(line)["request_id"] for line in listed.stdout.splitlines()] == [
+        "req-2", "req-3"]
+
+
 @pytest.mark.parametrize("args,message", [
     (["logs", "show", "nope"], "no request 'nope'"),
     (["logs", "--since", "someday"], "cannot read 'someday'"),

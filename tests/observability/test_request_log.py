@@ -221,6 +221,24 @@ def test_a_log_from_an_older_schema_is_read_and_extended(tmp_path):
     assert [r.conflict_resolution for r in old.records()] == [None, "flagged"]
 
 
+def test_a_log_from_before_client_request_ids_gains_the_column_and_its_index(tmp_path):
+    path = tmp_path / "requests.sqlite"
+    RequestLog(path).append(synthetic(1))
+    conn = sqlite3.connect(path)
+    conn.execute("DROP INDEX requests_client_request_id")
+    conn.execute("ALTER TABLE requests DROP COLUMN client_request_id")  # as an older Citadel
+    conn.commit()
+    conn.close()
+    old = RequestLog(path)
+    assert old.records(client_request_id="mine") == []  # read before any write
+    assert old.append(synthetic(2, client_request_id="mine"))
+    assert [r.request_id for r in old.records(client_request_id="mine")] == ["req-2"]
+    with sqlite3.connect(path) as conn:
+        plan = conn.execute("EXPLAIN QUERY PLAN SELECT * FROM requests "
+                            "WHERE client_request_id = 'mine'").fetchall()
+    assert "requests_client_request_id" in str(plan)
+
+
 def test_one_writer_connection_serves_every_record_until_closed(tmp_path):
     log = RequestLog(tmp_path / "requests.sqlite")
     assert log.append(synthetic(1))

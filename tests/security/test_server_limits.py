@@ -476,10 +476,10 @@ def test_the_one_line_per_request_is_not_rate_limited():
 # --- 2. a client that leaves is a disconnect, not a server error --------------------------
 
 
-def request_lines(caplog, request_id: str) -> list[dict]:
+def request_lines(caplog, client_request_id: str) -> list[dict]:
     lines = [json.loads(r.getMessage()) for r in caplog.records
              if r.name == "citadel.http" and r.getMessage().startswith("{")]
-    return [line for line in lines if line.get("request_id") == request_id]
+    return [line for line in lines if line.get("client_request_id") == client_request_id]
 
 
 def test_a_client_that_leaves_mid_body_is_logged_as_499_not_500(client, caplog):

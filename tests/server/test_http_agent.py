@@ -34,7 +34,9 @@ def test_agent_without_a_valid_key_is_401_in_the_apps_error_format(client, heade
     for body in (REFUND_1042, {"order_id": "nope"}):
         r = client.post("/v1/agent", json=body, headers={**headers, "X-Request-ID": "no-key"})
         assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer"
-        assert r.json() == {"error": {"code": "unauthorized", "request_id": "no-key",
+        assert r.headers["x-client-request-id"] == "no-key"
+        assert r.json() == {"error": {"code": "unauthorized",
+                                      "request_id": r.headers["x-request-id"],
                                       "message": "missing or invalid API key", "errors": []}}
 
 
@@ -44,7 +46,8 @@ def test_agent_with_a_demo_key_answers_that_customer(client, headers):
                     headers={**headers, "X-Request-ID": "agent-1"})
     assert r.status_code == 200, r.text
     body = r.json()
-    assert r.headers["x-request-id"] == "agent-1" and body["request_id"] == "agent-1"
+    assert body["request_id"] == r.headers["x-request-id"]
+    assert r.headers["x-client-request-id"] == "agent-1"
     assert body["customer_id"] == ("cust_alice" if headers is ALICE else "cust_bob")
     [fact] = body["business"]
     assert fact["call"] == {"name": "list_orders", "arguments": {}} and fact["authoritative"]
@@ -72,7 +75,7 @@ def test_agent_requests_get_one_log_line_with_customer_and_citations(client, cap
     caplog.set_level(logging.INFO, logger="citadel.http")
     client.post("/v1/agent", json=REFUND_1042, headers={**ALICE, "X-Request-ID": "agent-log"})
     [line] = [json.loads(r.getMessage()) for r in caplog.records
-              if r.name == "citadel.http" and '"agent-log"' in r.getMessage()]
+              if r.name == "citadel.http" and '"client_request_id": "agent-log"' in r.getMessage()]
     assert line["status"] == 200 and line["customer_id"] == "cust_alice"
     assert line["intent"] == "refund_eligibility" and line["citations_emitted"] >= 1
     assert line["snapshot_id"].startswith("kb-")

@@ -27,11 +27,12 @@ def client(hashing_engine):
 
 def test_answer_returns_the_same_schema_as_ask_json(client, hashing_engine):
     r = client.post("/v1/answer", json={"question": QUESTION}, headers={"X-Request-ID": "r-1"})
-    assert r.status_code == 200 and r.headers["x-request-id"] == "r-1"
+    assert r.status_code == 200 and r.headers["x-client-request-id"] == "r-1"
     body = r.json()
     assert body["grounded"] and body["citations"]
-    assert body["trace"]["request_id"] == "r-1"
-    direct = hashing_engine.answer(QUESTION, request_id="r-1")
+    assert body["trace"]["request_id"] == r.headers["x-request-id"]
+    assert body["trace"]["client_request_id"] == "r-1"
+    direct = hashing_engine.answer(QUESTION, request_id=r.headers["x-request-id"])
     assert body["answer"] == direct.answer
     assert body["citations"] == [c.model_dump(mode="json") for c in direct.citations]
 
@@ -70,7 +71,9 @@ def test_bad_input_is_a_4xx_json_error(client, path, payload, status, code):
     assert r.status_code == status, r.text
     assert r.headers["content-type"].startswith("application/json")
     error = r.json()["error"]
-    assert error["code"] == code and error["message"] and error["request_id"] == "bad-1"
+    assert error["code"] == code and error["message"]
+    assert error["request_id"] == r.headers["x-request-id"]
+    assert r.headers["x-client-request-id"] == "bad-1"
 
 
 @pytest.mark.parametrize("raw", [b"{", b'{"question": "a"', b"\xff\xfe", b"question=a"])
@@ -83,7 +86,8 @@ def test_oversized_bodies_are_refused_before_parsing(client):
     r = client.post("/v1/answer", content=b'{"question": "' + b"a" * 100_000 + b'"}',
                     headers={"Content-Type": "application/json", "X-Request-ID": "big-1"})
     assert r.status_code == 413
-    assert r.json()["error"] == {"code": "too_large", "errors": [], "request_id": "big-1",
+    assert r.json()["error"] == {"code": "too_large", "errors": [],
+                                 "request_id": r.headers["x-request-id"],
                                  "message": "the request body is larger than 64000 bytes"}
 
 
@@ -208,7 +212,8 @@ def test_one_structured_log_line_per_request(client, caplog):
              if r.name == "citadel.http" and r.getMessage().startswith("{")]
     by_id = {}
     for line in lines:
-        by_id.setdefault(line["request_id"], []).append(line)
+        by_id.setdefault(line["client_request_id"], []).append(line)
+    assert len({line["request_id"] for line in lines}) == len(lines)
     assert all(len(by_id[i]) == 1 for i in ("log-1", "log-2", "log-3"))
     for rid in ("log-1", "log-2"):
         line = by_id[rid][0]
@@ -218,10 +223,29 @@ def test_one_structured_log_line_per_request(client, caplog):
     assert by_id["log-3"][0]["status"] == 422
 
 
-def test_malformed_request_ids_are_replaced(client):
+def test_malformed_client_request_ids_are_not_kept(client):
     r = client.get("/healthz", headers={"X-Request-ID": "bad id with spaces"})
-    assert r.headers["x-request-id"] != "bad id with spaces"
     assert len(r.headers["x-request-id"]) == 32
+    assert "x-client-request-id" not in r.headers
+
+
+def test_the_server_makes_every_request_id_and_keeps_the_clients_beside_it(client, tmp_path):
+    """A client that sends one id twice gets two requests with their own ids: neither log
+    record shadows the other, and both are found by the client's id."""
+    first, second = (client.post("/v1/answer", json={"question": QUESTION},
+                                 headers={"X-Request-ID": "same"}) for _ in range(2))
+    ids = [r.headers["x-request-id"] for r in (first, second)]
+    assert ids[0] != ids[1] and all(len(i) == 32 for i in ids)
+    assert [r.headers["x-client-request-id"] for r in (first, second)] == ["same", "same"]
+    log = client.app.state.provider.get().request_log
+    assert [log.get(i).client_request_id for i in ids] == ["same", "same"]
+    assert [r.request_id for r in log.records(client_request_id="same")] == ids
+
+
+def test_x_client_request_id_is_preferred_to_x_request_id(client):
+    r = client.get("/healthz", headers={"X-Request-ID": "proxy-1",
+                                        "X-Client-Request-ID": "sdk-1"})
+    assert r.headers["x-client-request-id"] == "sdk-1" and r.headers["x-request-id"] != "sdk-1"
 
 
 def test_openapi_has_real_schemas(client):

@@ -92,9 +92,10 @@ def test_stream_events_arrive_in_order_with_citations_first(server):
         r = client.post("/v1/answer/stream", json={"question": QUESTIONS[0]},
                         headers={"X-Request-ID": "s-1"})
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
-    answer = check_stream(parse_sse(r.text), "s-1", QUESTIONS[0])
-    assert answer["grounded"]
-    check_answer(answer, "s-1", QUESTIONS[0])
+    rid = r.headers["x-request-id"]
+    answer = check_stream(parse_sse(r.text), rid, QUESTIONS[0])
+    assert answer["grounded"] and answer["trace"]["client_request_id"] == "s-1"
+    check_answer(answer, rid, QUESTIONS[0])
 
 
 def test_two_hundred_concurrent_requests_stay_isolated(server):
@@ -103,19 +104,19 @@ def test_two_hundred_concurrent_requests_stay_isolated(server):
     async def one(client: httpx.AsyncClient, i: int) -> None:
         # A per-request nonce makes every question (and its hash) unique.
         question = f"{QUESTIONS[i % len(QUESTIONS)]} (ticket {i})"
-        rid = f"iso-{i}"
+        mine = f"iso-{i}"
         if i % 2:
             r = await client.post("/v1/answer/stream", json={"question": question},
-                                  headers={"X-Request-ID": rid})
+                                  headers={"X-Request-ID": mine})
             assert r.status_code == 200, r.text
-            answer = check_stream(parse_sse(r.text), rid, question)
+            answer = check_stream(parse_sse(r.text), r.headers["x-request-id"], question)
         else:
             r = await client.post("/v1/answer", json={"question": question},
-                                  headers={"X-Request-ID": rid})
+                                  headers={"X-Request-ID": mine})
             assert r.status_code == 200, r.text
             answer = r.json()
-        assert r.headers["x-request-id"] == rid
-        check_answer(answer, rid, question)
+        assert r.headers["x-client-request-id"] == answer["trace"]["client_request_id"] == mine
+        check_answer(answer, r.headers["x-request-id"], question)
         return answer["grounded"]
 
     async def run() -> list[bool]:
@@ -160,22 +161,22 @@ def test_client_disconnect_mid_stream_closes_the_stream(hashing_engine, caplog):
     with live_server(app) as url:
         with httpx.Client(base_url=url, timeout=30) as client, client.stream(
             "POST", "/v1/answer/stream", json={"question": "Anything?"},
-            headers={"X-Request-ID": "gone-1"},
         ) as r:
+            rid = r.headers["x-request-id"]
             lines = r.iter_lines()
             assert next(lines) == "event: meta"
             assert engine.started.wait(10)
-            assert app.state.streams.open() == {"gone-1"}
+            assert app.state.streams.open() == {rid}
         # The client went away: the server must close the iterator and forget the stream.
         deadline = time.monotonic() + 10
-        while (engine.closed != ["gone-1"] or app.state.streams.open()) and \
+        while (engine.closed != [rid] or app.state.streams.open()) and \
                 time.monotonic() < deadline:
             time.sleep(0.05)
-        assert engine.closed == ["gone-1"]
+        assert engine.closed == [rid]
         assert app.state.streams.open() == frozenset()
     lines = [json.loads(r.getMessage()) for r in caplog.records if r.name == "citadel.http"
              and r.getMessage().startswith("{")]
-    assert [line["status"] for line in lines if line["request_id"] == "gone-1"] == [200]
+    assert [line["status"] for line in lines if line["request_id"] == rid] == [200]
 
 
 def test_a_failing_stream_ends_with_an_error_event(hashing_engine):
@@ -190,11 +191,11 @@ def test_a_failing_stream_ends_with_an_error_event(hashing_engine):
                      hashing_engine.generator)
     app = create_app(engine)
     with live_server(app) as url, httpx.Client(base_url=url, timeout=30) as client:
-        r = client.post("/v1/answer/stream", json={"question": "Anything?"},
-                        headers={"X-Request-ID": "err-1"})
+        r = client.post("/v1/answer/stream", json={"question": "Anything?"})
     events = parse_sse(r.text)
     assert [k for k, _ in events] == ["meta", "error"]
-    assert events[1][1]["request_id"] == "err-1" and "boom" not in events[1][1]["message"]
+    assert events[1][1]["request_id"] == r.headers["x-request-id"]
+    assert "boom" not in events[1][1]["message"]
     assert app.state.streams.open() == frozenset()
 
 

@@ -79,7 +79,8 @@ class SupportAgent:
 
     def respond(self, question: str, caller: Caller, *, order_id: int | None = None,
                 idempotency_key: str | None = None,
-                request_id: str | None = None) -> AgentResponse:
+                request_id: str | None = None,
+                client_request_id: str | None = None) -> AgentResponse:
         question = self._validate(question)
         request_id = request_id or uuid.uuid4().hex
         # 1. Decide from the customer's own request (no retrieval has happened yet).
@@ -90,7 +91,7 @@ class SupportAgent:
                          for call in decision.tool_calls)
         business_ok = all(r.outcome != "unavailable" for r in business)
         # 3. Policy, from the knowledge base, with gated citations.
-        answer, policy_problem = self._policy(decision, caller, request_id)
+        answer, policy_problem = self._policy(decision, caller, request_id, client_request_id)
         reasons: list[str] = []
         if not business_ok:
             reasons.append("business: order system unavailable")
@@ -124,8 +125,8 @@ class SupportAgent:
             key = derived_idempotency_key(caller.customer_id, order)
         return call.model_copy(update={"arguments": {**call.arguments, "idempotency_key": key}})
 
-    def _policy(self, decision: Decision, caller: Caller, request_id: str
-                ) -> tuple[Answer | None, str | None]:
+    def _policy(self, decision: Decision, caller: Caller, request_id: str,
+                client_request_id: str | None) -> tuple[Answer | None, str | None]:
         if decision.policy_question is None:
             return None, None
         if self.engine is None:
@@ -135,7 +136,8 @@ class SupportAgent:
             # request), exactly as /v1/answer with that tenant's key: its documents and
             # public ones, never another tenant's; no tenant means public documents only.
             return self.engine.answer(decision.policy_question, tenant=caller.tenant,
-                                      request_id=request_id), None
+                                      request_id=request_id,
+                                      client_request_id=client_request_id), None
         except Exception as exc:  # the policy is optional; business facts still stand
             return None, f"{type(exc).__name__}: {exc}"
 

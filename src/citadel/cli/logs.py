@@ -1,4 +1,8 @@
-"""`citadel logs`: list request-log records; `citadel logs show ID`: one, with its response."""
+"""`citadel logs`: list request-log records; `citadel logs show ID`: one, with its response.
+
+Records are known by the server's request id (unique, in the `X-Request-ID` response header
+and the answer's trace); the id a client sent is kept as `client_request_id` and finds them
+too (`--client-request-id`, or `show` when no server id matches)."""
 
 from __future__ import annotations
 
@@ -46,7 +50,8 @@ def summary_line(r: RequestRecord) -> str:
         question = question[:57] + "..."
     total = r.latencies_ms.get("total", 0.0)
     # Escaped after cutting, so an escape sequence is never cut into a live fragment.
-    return (f"{r.time:%Y-%m-%d %H:%M:%S}  {printable(r.request_id)}  "
+    client = f" ({printable(r.client_request_id)})" if r.client_request_id else ""
+    return (f"{r.time:%Y-%m-%d %H:%M:%S}  {printable(r.request_id)}{client}  "
             f"{r.citations_emitted:>2} cit  {total:>7.1f} ms  {flags(r):<20} "
             f"{printable(question)}")
 
@@ -55,12 +60,15 @@ def summary_line(r: RequestRecord) -> str:
 @click.option("--since", default=None, help="7d, 24h, 30m, 2w or an ISO date/time (UTC).")
 @click.option("--degraded/--not-degraded", default=None, help="Only (or no) degraded answers.")
 @click.option("--abstained/--answered", default=None, help="Only abstentions (or answers).")
+@click.option("--client-request-id", default=None,
+              help="Only requests the client sent with this id (X-Client-Request-ID or "
+                   "X-Request-ID).")
 @click.option("--limit", type=click.IntRange(1), default=50, show_default=True,
               help="Most recent records shown.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON record per line.")
 @click.pass_context
 def logs(ctx: click.Context, since: str | None, degraded: bool | None, abstained: bool | None,
-         limit: int, as_json: bool) -> None:
+         client_request_id: str | None, limit: int, as_json: bool) -> None:
     """List answered requests from the request log (<home>/requests.sqlite), oldest first."""
     if ctx.invoked_subcommand is not None:
         return
@@ -70,7 +78,7 @@ def logs(ctx: click.Context, since: str | None, degraded: bool | None, abstained
                    err=True)
         return
     records = log.records(since=since_option(since), degraded=degraded, abstained=abstained,
-                          limit=limit)
+                          client_request_id=client_request_id, limit=limit)
     for r in records:
         click.echo(json_line(r.model_dump(mode="json", exclude={"response"})) if as_json
                    else summary_line(r))
@@ -83,11 +91,11 @@ def logs(ctx: click.Context, since: str | None, degraded: bool | None, abstained
 @click.argument("request_id")
 @click.option("--json", "as_json", is_flag=True, help="The whole record as JSON.")
 def show(request_id: str, as_json: bool) -> None:
-    """Show one request's record and its full response."""
+    """Show one request's record and its full response.
+
+    REQUEST_ID is the server's id; a client's id works too when it names one request."""
     log = open_log()
-    record = log.get(request_id)
-    if record is None:
-        raise click.ClickException(f"no request {request_id!r} in {log.path}")
+    record = log.get(request_id) or by_client_id(log, request_id)
     if as_json:
         click.echo(json_line(record.model_dump(mode="json"), indent=2))
         return
@@ -97,3 +105,21 @@ def show(request_id: str, as_json: bool) -> None:
         click.echo(f"{key}: {shown}")
     click.echo("response:")
     click.echo(json_line(record.response, indent=2))
+
+
+def by_client_id(log: RequestLog, client_request_id: str) -> RequestRecord:
+    """The one request a client sent with this id; an error that lists them when the client
+    used it for several (a client's id need not be unique: the server's is)."""
+    matches = log.records(client_request_id=client_request_id, with_response=True)
+    if not matches:
+        raise click.ClickException(f"no request {client_request_id!r} in {log.path}")
+    if len(matches) > 1:
+        for r in matches:
+            click.echo(summary_line(r), err=True)
+        raise click.ClickException(
+            f"{len(matches)} requests were sent with the client request id "
+            f"{client_request_id!r} (listed above, oldest first): show one by its server "
+            f"request id, the first column")
+    click.echo(f"request {matches[0].request_id} (sent with the client request id "
+               f"{client_request_id!r})", err=True)
+    return matches[0]

@@ -54,7 +54,9 @@ class RequestRecord(Record):
     """One answered request. Field names match the trace's; see docs/http.md "Request log"."""
 
     schema_version: int = SCHEMA_VERSION
-    request_id: str
+    request_id: str = Field(description="The server's id: unique.")
+    client_request_id: str | None = Field(
+        default=None, description="The id the client sent, if any (may repeat).")
     time: dt.datetime = Field(description="When the answer was made (UTC).")
     question_sha256: str
     question: str | None = Field(description="None when CITADEL_LOG_QUESTIONS=false.")
@@ -95,6 +97,7 @@ def build_record(
     t = answer.trace
     return RequestRecord(
         request_id=t.request_id,
+        client_request_id=t.client_request_id,
         time=now or dt.datetime.now(dt.UTC),
         question_sha256=t.question_sha256 or hashlib.sha256(question.encode()).hexdigest(),
         question=question if log_question else None,
@@ -143,6 +146,7 @@ def response_json(answer: Answer, log_question: bool) -> dict[str, Any]:
 _COLUMNS: dict[str, str] = {
     "schema_version": "INTEGER NOT NULL",
     "request_id": "TEXT NOT NULL",
+    "client_request_id": "TEXT",
     "time": "TEXT NOT NULL",
     "ts": "REAL NOT NULL",
     "question_sha256": "TEXT NOT NULL",
@@ -201,6 +205,9 @@ def _add_missing_columns(conn: sqlite3.Connection) -> None:
         except sqlite3.OperationalError as exc:  # another process added it first
             if "duplicate column" not in str(exc):
                 raise
+    # After the columns: a log from before client ids has no column to index until now.
+    conn.execute("CREATE INDEX IF NOT EXISTS requests_client_request_id "
+                 "ON requests(client_request_id)")
 
 
 def _row(record: RequestRecord) -> dict[str, Any]:
@@ -371,6 +378,7 @@ class RequestLog:
         until: dt.datetime | None = None,
         degraded: bool | None = None,
         abstained: bool | None = None,
+        client_request_id: str | None = None,
         limit: int | None = None,
         with_response: bool = False,
     ) -> list[RequestRecord]:
@@ -390,7 +398,13 @@ class RequestLog:
                 params.append(int(value))
         wanted = SUMMARY_COLUMNS + (("response",) if with_response else ())
         with self._connect(readonly=True) as conn:
-            columns = ", ".join(c for c in wanted if c in _table_columns(conn))
+            present = _table_columns(conn)
+        if client_request_id is not None:
+            if "client_request_id" not in present:  # a log from before client ids
+                return []
+            where.append("client_request_id = ?")
+            params.append(client_request_id)
+        columns = ", ".join(c for c in wanted if c in present)
         sql = f"SELECT {columns} FROM requests"
         if where:
             sql += " WHERE " + " AND ".join(where)
@@ -402,7 +416,8 @@ class RequestLog:
         return [_record(r) for r in reversed(rows)]
 
     def get(self, request_id: str) -> RequestRecord | None:
-        """The latest record with this request id (ids given by callers may repeat)."""
+        """The record with this (server) request id. Logs written before the server made
+        every id may repeat one: the latest then."""
         if not self.path.is_file():
             return None
         with self._connect(readonly=True) as conn:
@@ -416,7 +431,8 @@ class RequestLog:
 
     def responses(self, request_id: str) -> list[dict[str, Any]]:
         """Every response recorded under this request id, latest first (`citadel verify`
-        compares a saved answer with them; ids given by callers may repeat)."""
+        compares a saved answer with them; logs from before the server made every id may
+        hold several)."""
         if not self.path.is_file():
             return []
         with self._connect(readonly=True) as conn:

@@ -88,7 +88,8 @@ def agent_router(get_agent: Callable[[], SupportAgent]) -> APIRouter:
             response = get_agent().respond(
                 body.question, who, order_id=body.order_id,
                 idempotency_key=body.idempotency_key or idempotency_key,
-                request_id=getattr(request.state, "request_id", None))
+                request_id=getattr(request.state, "request_id", None),
+                client_request_id=getattr(request.state, "client_request_id", None))
         except InvalidRequest as exc:
             raise HTTPException(422, str(exc)) from None
         log = getattr(request.state, "log", None)

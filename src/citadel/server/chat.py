@@ -128,7 +128,8 @@ def chat_router() -> APIRouter:
         options = body.citadel
         kwargs = {"tenant": scope.tenant, "top_k": options.top_k if options else None,
                   "category": options.category if options else None,
-                  "request_id": request.state.request_id}
+                  "request_id": request.state.request_id,
+                  "client_request_id": request.state.client_request_id}
         created = int(time.time())
         if body.stream:
             # Validates the question now, so bad input is a 4xx before the stream starts.

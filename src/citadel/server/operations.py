@@ -44,18 +44,20 @@ class Operations:
         return self.provider.get()  # NotReady (what to do) when nothing can be served
 
     def answer(self, question: str, *, tenant: str | None, top_k: int | None = None,
-               category: str | None = None, request_id: str | None = None) -> Answer:
+               category: str | None = None, request_id: str | None = None,
+               client_request_id: str | None = None) -> Answer:
         engine = self.engine
         return self.provider.call(engine.answer, question, top_k=top_k, tenant=tenant,
-                                  category=category, request_id=request_id)
+                                  category=category, request_id=request_id,
+                                  client_request_id=client_request_id)
 
     def stream(self, question: str, *, tenant: str | None, top_k: int | None = None,
-               category: str | None = None, request_id: str | None = None
-               ) -> Iterator[StreamEvent]:
+               category: str | None = None, request_id: str | None = None,
+               client_request_id: str | None = None) -> Iterator[StreamEvent]:
         """The engine's events (a bad question raises at once, before the first event); the
         caller advances the iterator through `provider.call`, one step per slot."""
         return self.engine.stream(question, top_k=top_k, tenant=tenant, category=category,
-                                  request_id=request_id)
+                                  request_id=request_id, client_request_id=client_request_id)
 
     def search(self, query: str, *, tenant: str | None, k: int | None = None,
                category: str | None = None) -> SearchResults:

@@ -1,7 +1,10 @@
 """One structured (JSON) log line per request, and the request id it is known by.
 
-The id comes from a well-formed `X-Request-ID` header or is generated; it is echoed in the
-response header, passed to the engine (so it lands in the answer's trace) and logged. Handlers
+The server makes every request id (so a log record is never shadowed by another with the same
+id) and returns it in `X-Request-ID`. A client's own id, from a well-formed
+`X-Client-Request-ID` or else `X-Request-ID` header, is kept beside it as
+`client_request_id` and echoed in `X-Client-Request-ID`. Both are passed to the engine (so
+they land in the answer's trace and the request log) and logged. Handlers
 add what they learned (snapshot, citations) to `request.state.log`; the line is written when
 the response has been sent, so a stream's latency covers the whole stream.
 """
@@ -28,13 +31,19 @@ CLIENT_CLOSED = 499
 PER_REQUEST = "per_request"  # marks the one line per request on its log record
 
 
-def request_id_from(headers: list[tuple[bytes, bytes]]) -> str:
-    for key, value in headers:
-        if key.lower() == b"x-request-id":
-            candidate = value.decode("latin-1")
-            if _REQUEST_ID.fullmatch(candidate):
-                return candidate
-    return uuid.uuid4().hex
+# The client's id, by preference: X-Client-Request-ID names it unambiguously (OpenAI's API
+# takes the same header); proxies and tracing set X-Request-ID.
+_CLIENT_HEADERS = (b"x-client-request-id", b"x-request-id")
+
+
+def client_request_id_from(headers: list[tuple[bytes, bytes]]) -> str | None:
+    """The client's own id for the request, if it sent a well-formed one."""
+    found = {key.lower(): value for key, value in headers}
+    for name in _CLIENT_HEADERS:
+        candidate = found.get(name, b"").decode("latin-1")
+        if _REQUEST_ID.fullmatch(candidate):
+            return candidate
+    return None
 
 
 def answer_log_fields(answer: Answer) -> dict[str, Any]:
@@ -54,9 +63,14 @@ class RequestLogMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        request_id = request_id_from(scope.get("headers", []))
+        request_id = uuid.uuid4().hex
+        client_request_id = client_request_id_from(scope.get("headers", []))
         state = scope.setdefault("state", {})
         state["request_id"] = request_id
+        state["client_request_id"] = client_request_id
+        id_headers = [(b"x-request-id", request_id.encode())]
+        if client_request_id is not None:
+            id_headers.append((b"x-client-request-id", client_request_id.encode()))
         state["log"] = {}
         status: int | None = None
         complete = disconnected = False
@@ -74,8 +88,7 @@ class RequestLogMiddleware:
             if message["type"] == "http.response.start":
                 status = message["status"]
                 message.setdefault("headers", [])
-                message["headers"] = [*message["headers"],
-                                      (b"x-request-id", request_id.encode())]
+                message["headers"] = [*message["headers"], *id_headers]
             elif message["type"] == "http.response.body" and not message.get("more_body"):
                 complete = True
             await send(message)
@@ -88,6 +101,7 @@ class RequestLogMiddleware:
             if disconnected:
                 state.setdefault("log", {})["client_disconnected"] = True
             line = {"event": "http_request", "request_id": request_id,
+                    "client_request_id": client_request_id,
                     "method": scope.get("method"), "path": scope.get("path"), "status": status,
                     "latency_ms": round((time.perf_counter() - started) * 1000, 2),
                     "snapshot_id": None, "backend": None,

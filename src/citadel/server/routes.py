@@ -50,6 +50,7 @@ def api_router(request_model: type[AnswerRequest]) -> APIRouter:
         result = await run_in_threadpool(
             request.app.state.provider.call, engine.answer, body.question, top_k=body.top_k,
             tenant=scope.tenant, category=body.category, request_id=request.state.request_id,
+            client_request_id=request.state.client_request_id,
         )
         request.state.log.update(answer_log_fields(result))
         return result

@@ -163,7 +163,8 @@ def stream_router(request_model: type[AnswerRequest]) -> APIRouter:
                             ) -> StreamingResponse:
         # Validates the question now, so bad input is a 4xx before the stream starts.
         events = engine.stream(body.question, top_k=body.top_k, tenant=scope.tenant,
-                               category=body.category, request_id=request.state.request_id)
+                               category=body.category, request_id=request.state.request_id,
+                               client_request_id=request.state.client_request_id)
         return StreamingResponse(sse_frames(events, request), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache",
                                           "X-Accel-Buffering": "no"})
