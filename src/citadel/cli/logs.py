@@ -119,7 +119,7 @@ def by_client_id(log: RequestLog, client_request_id: str) -> RequestRecord:
         raise click.ClickException(
             f"{len(matches)} requests were sent with the client request id "
             f"{client_request_id!r} (listed above, oldest first): show one by its server "
-            f"request id, the first column")
+            f"request id, the one before the client's in parentheses")
     click.echo(f"request {matches[0].request_id} (sent with the client request id "
                f"{client_request_id!r})", err=True)
     return matches[0]
