@@ -20,7 +20,8 @@ ALLOWED = {
     "knowledge": {"records", "config", "text", "retrieval"},
     "ingest": {"records", "config", "text", "retrieval", "knowledge", "supersedes"},
     "observability": {"records", "config"},
-    "answering": {"records", "config", "text", "gate", "supersedes"},
+    # answering reads its evidence through retrieval (answering.evidence).
+    "answering": {"records", "config", "text", "gate", "supersedes", "retrieval"},
     "engine": {"records", "config", "text", "gate", "retrieval", "knowledge", "answering",
                "observability"},
     "citadel": {"records", "config", "engine"},

@@ -428,6 +428,25 @@ class SourceRef(Record):
     section: str = ""
 
 
+class Verdict(Record):
+    """Why an answer is what it is: the decision's outcome, the stage that decided it, a
+    reason from a closed list (`citadel.answering.decision.verdict.REASONS`), the scores and
+    thresholds it compared, and conflicts a detector found that could not be composed."""
+
+    outcome: Literal["answered", "abstained", "conflict"]
+    stage: str = Field(description="The decision stage that decided (retrieval, context, "
+                                   "conflicts, relevance, attempts, conflicts_after, release).")
+    reason: str = Field(description="A code from the documented list, e.g. `nothing_answers`, "
+                                    "`review_refused:non_answering_quote`, `conflict:values`.")
+    scores: dict[str, float] = Field(default_factory=dict, description="What was measured "
+                                     "(e.g. the best sentence's score).")
+    thresholds: dict[str, float] = Field(default_factory=dict, description="What it was "
+                                         "compared with (e.g. the judgement's threshold).")
+    conflicts_not_composed: tuple[Conflict, ...] = Field(
+        default=(), description="Disagreements found whose answer the gate could not keep.")
+    explanation: str = Field(default="", description="All of the above in words.")
+
+
 class Trace(Record):
     """How one request was answered. Built per request, never shared between requests."""
 
@@ -463,6 +482,7 @@ class Trace(Record):
         default=None, description="The judgement stage's verdict (its best sentences).")
     generation_skipped: str | None = Field(
         default=None, description="Why no generator was called (e.g. nothing answers).")
+    verdict: Verdict | None = Field(default=None, description="The answer's verdict.")
     latencies_ms: dict[str, float] = Field(default_factory=dict)
 
 
@@ -505,6 +525,8 @@ class Answer(Record):
     missing: str | None = None
     sources_consulted: tuple[SourceRef, ...] = ()
     next_step: str | None = None
+    verdict: Verdict | None = Field(
+        default=None, description="Why the answer is what it is (every engine answer has one).")
     trace: Trace
     receipt: SignedReceipt | None = Field(
         default=None, description="The signed receipt of this answer (None: unsigned).")

@@ -1,7 +1,7 @@
 """Conflict answers: each side cited through the gate, never merged, resolution explained."""
 
-from citadel.answering.conflict_answer import compose, conflict_draft
 from citadel.answering.conflicts import check_conflicts
+from citadel.answering.decision.composing import compose, conflict_draft
 from tests.helpers_kb import chunk, context
 
 POLICY = chunk("refunds-policy#3", "All returns are sent to the Northwind Outfitters warehouse "

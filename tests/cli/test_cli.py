@@ -53,6 +53,16 @@ def test_ask_prints_answer_and_sources(minilm_home):
     assert lines[2].startswith("  [gift-cards#") and "gift-cards.html ›" in lines[2]
 
 
+def test_ask_why_says_which_stage_decided_and_why(minilm_home):
+    out = citadel(minilm_home, "ask", "--why", "What is the capital of France?")
+    assert out.returncode == 0, out.stderr
+    why = next(line for line in out.stdout.splitlines() if line.startswith("Why: "))
+    assert "Abstained at the relevance stage (nothing_answers)" in why
+    assert "threshold" in why
+    answered = citadel(minilm_home, "ask", "How long are gift cards valid?")
+    assert "Why:" not in answered.stdout  # only when asked
+
+
 def test_errors_are_messages_not_tracebacks(tmp_path):
     no_kb = citadel(tmp_path, "ask", "anything?")
     assert no_kb.returncode != 0 and "citadel ingest" in no_kb.stderr

@@ -15,11 +15,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from citadel.answering.conflict_answer import compose
 from citadel.answering.conflicts import check_conflicts
+from citadel.answering.decision.composing import compose
+from citadel.answering.decision.sentence_release import SentenceRelease
 from citadel.answering.fallbacks import abstention_text, conflict_next_step, describe_missing
 from citadel.answering.generators.inline_markers import SentenceStream, draft_sentence
-from citadel.answering.sentence_release import SentenceRelease
 from citadel.answering.streaming import (
     CitationEvent,
     DeltaEvent,

@@ -123,6 +123,10 @@ def test_an_abstention_is_shown_as_one(page, site):
     assert "capital of France" in body and "SOURCES CONSULTED" in body.upper()
     assert "NEXT STEP" in body.upper()
     assert page.locator("#answer-text a.cite").count() == 0
+    # "Why?" opens the verdict in words: which stage decided, and why.
+    page.click("#abstention details.why summary")
+    why = page.inner_text("#abstention details.why p")
+    assert "relevance stage" in why and "threshold" in why
     # A consulted source opens in the source panel with its chunk marked.
     page.locator("#abstention a.chunk-link").first.click()
     page.wait_for_selector('#source[data-state="shown"] .chunk-range')

@@ -1,8 +1,10 @@
-"""Answering: from ranked chunks to a gated draft.
+"""Answering: from ranked chunks to a decided, gated answer.
 
-`context` (S1..Sn, authority first) and `supersession`; `facts` and `conflicts` (values that
-disagree across chunks) with `conflict_answer`; `generators/` (extractive, OpenAI-compatible,
-with their chat client, structured output and inline markers) and their versioned `prompts/`;
-`draft_review` (refuse a gated draft that does not stand); `streaming` and `sentence_release`
-(what a stream may show, sentence by sentence); `fallbacks` (honest abstentions).
+`evidence` (retrieve, rerank, context, judgement) reads what one request may see: `context`
+(S1..Sn, authority first), `supersession`, `judgement` with its `reader`. `decision/` then
+decides, stage by stage (`decision/pipeline.py`): conflicts (`conflicts`, `span_conflicts`,
+`reader_conflicts`, composed by `decision/composing`), relevance, attempts with `generators/`
+(extractive, OpenAI-compatible, their chat client, structured output, inline markers, and
+versioned `prompts/`) and their review (`draft_review`), the outcome with its verdict.
+`streaming` says what a stream may show; `fallbacks` writes honest abstentions.
 """

@@ -23,7 +23,7 @@ def where(citation: Citation) -> str:
     return ", ".join(part for part in (place, pages(citation)) if part)
 
 
-def render_answer(answer: Answer) -> str:
+def render_answer(answer: Answer, why: bool = False) -> str:
     lines = [f"Answer: {answer.answer}"]
     if answer.conflict is not None:
         c = answer.conflict
@@ -47,6 +47,8 @@ def render_answer(answer: Answer) -> str:
         lines.append(f"Next step: {answer.next_step}")
     if answer.degraded:
         lines.append("(degraded: " + "; ".join(answer.trace.degraded_reasons) + ")")
+    if why and answer.verdict is not None:
+        lines.append(f"Why: {answer.verdict.explanation}")
     return "\n".join(lines)
 
 
@@ -59,8 +61,10 @@ def render_answer(answer: Answer) -> str:
 @click.option("--tenant", default=None,
               help="Also this tenant's documents (default: public documents only).")
 @click.option("--category", default=None, help="Only documents of this category.")
+@click.option("--why", is_flag=True,
+              help="Also say why: the stage that decided, its reason and its figures.")
 def ask(question: str, as_json: bool, top_k: int | None, tenant: str | None,
-        category: str | None) -> None:
+        category: str | None, why: bool) -> None:
     """Answer QUESTION from the active knowledge base, with verified citations."""
     from citadel.engine import Engine
 
@@ -69,4 +73,4 @@ def ask(question: str, as_json: bool, top_k: int | None, tenant: str | None,
         answer = engine.answer(question, top_k=top_k, tenant=tenant, category=category)
     finally:
         engine.close()
-    click.echo(answer.model_dump_json(indent=2) if as_json else render_answer(answer))
+    click.echo(answer.model_dump_json(indent=2) if as_json else render_answer(answer, why))

@@ -37,7 +37,7 @@ from citadel.records import Answer, SignedReceipt
 FORMAT = "citadel-receipt-1"
 # Fields of the answer (as any door shows it) that a receipt vouches for, compared one by one.
 ANSWER_FIELDS = ("answer", "abstained", "grounded", "degraded", "missing", "citations", "span",
-                 "conflict", "sources_consulted", "next_step")
+                 "conflict", "sources_consulted", "next_step", "verdict")
 SignatureState = Literal["valid", "invalid", "unknown key", "revoked key", "absent",
                          "malformed"]
 

@@ -81,6 +81,10 @@ class RequestRecord(Record):
     generator: str
     prompt_version: str
     retrieval_config_version: str
+    outcome: str | None = Field(default=None, description="The verdict's outcome: answered, "
+                                "abstained or conflict (None: logged before verdicts).")
+    decided_by: str | None = Field(default=None, description="The verdict's stage.")
+    reason: str | None = Field(default=None, description="The verdict's reason code.")
     latencies_ms: dict[str, float] = Field(default_factory=dict)
     response: dict[str, Any] | None = Field(
         default=None, description="The full Answer as JSON (left out by summary reads).")
@@ -126,6 +130,9 @@ def build_record(
         generator=t.generator,
         prompt_version=t.prompt_version,
         retrieval_config_version=t.retrieval_config_version,
+        outcome=answer.verdict.outcome if answer.verdict else None,
+        decided_by=answer.verdict.stage if answer.verdict else None,
+        reason=answer.verdict.reason if answer.verdict else None,
         latencies_ms=t.latencies_ms,
         response=response_json(answer, log_question),
     )
@@ -171,6 +178,9 @@ _COLUMNS: dict[str, str] = {
     "generator": "TEXT NOT NULL",
     "prompt_version": "TEXT NOT NULL",
     "retrieval_config_version": "TEXT NOT NULL",
+    "outcome": "TEXT",
+    "decided_by": "TEXT",
+    "reason": "TEXT",
     "latencies_ms": "TEXT NOT NULL",
     "response": "TEXT",
 }

@@ -12,7 +12,15 @@ from urllib.parse import urlencode
 from pydantic import BaseModel, Field, create_model
 
 from citadel.knowledge.verify import Receipt
-from citadel.records import Answer, AnswerSpan, Citation, Conflict, SignedReceipt, SourceRef
+from citadel.records import (
+    Answer,
+    AnswerSpan,
+    Citation,
+    Conflict,
+    SignedReceipt,
+    SourceRef,
+    Verdict,
+)
 
 DEFAULT_PAGE_URL = "http://127.0.0.1:8000"
 
@@ -61,6 +69,8 @@ class CitedAnswer(BaseModel):
         default_factory=list, description="What was read (the evidence an abstention saw).")
     next_step: str | None = None
     degraded: bool = False
+    verdict: Verdict | None = Field(default=None, description="Why the answer is what it is: "
+                                    "outcome, deciding stage, reason, scores and thresholds.")
     request_id: str
     snapshot_id: str
     receipt: SignedReceipt | None = Field(default=None, description="The server's signature "
@@ -73,7 +83,7 @@ class CitedAnswer(BaseModel):
             conflict=answer.conflict,
             citations=[LinkedCitation.of(c, page_url) for c in answer.citations],
             span=answer.span, sources_consulted=list(answer.sources_consulted),
-            next_step=answer.next_step, degraded=answer.degraded,
+            next_step=answer.next_step, degraded=answer.degraded, verdict=answer.verdict,
             request_id=answer.trace.request_id, snapshot_id=answer.trace.snapshot_id,
             receipt=answer.receipt,
         )

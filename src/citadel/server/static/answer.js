@@ -237,6 +237,16 @@ export class AnswerView {
     if (!answer.abstained && answer.next_step) {
       box.append(h("p", { class: "small" }, h("strong", {}, "Next step: "), answer.next_step));
     }
+    this.appendWhy(box, answer.verdict);
+  }
+
+  /** A short "Why?" under an abstention or a conflict: the verdict in words, its reason code
+   * on hover (the full verdict is in the trace). */
+  appendWhy(box, verdict) {
+    if (!verdict?.explanation) return;
+    box.append(h("details", { class: "why" },
+      h("summary", {}, "Why?"),
+      h("p", { class: "small", title: verdict.reason }, verdict.explanation)));
   }
 
   renderAbstention(answer) {
@@ -258,6 +268,7 @@ export class AnswerView {
         h("span", { class: "abstain-label" }, "Next step"),
         h("span", {}, answer.next_step)));
     }
+    this.appendWhy(box, answer.verdict);
   }
 
   chunkLink(chunkId, suffix) {

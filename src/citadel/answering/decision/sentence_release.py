@@ -37,23 +37,36 @@ class SentenceRelease:
 
     def release(self, result: GateResult) -> Iterator[StreamEvent]:
         """Events for the sentences and citations of one gate result."""
-        for citation in result.citations:
+        yield from self._announce(result.citations)
+        for sentence in result.sentences:
+            text = (" " if self.sentences else "") + sentence.text
+            text += "".join(f" [{label}]" for label in sentence.labels)
+            self.sentences.append(sentence)
+            yield from self._feed(text)
+
+    def release_text(self, text: str, result: GateResult) -> Iterator[StreamEvent]:
+        """Events for a text written around a gate result (a conflict answer: its sentences
+        with the words that introduce them), continuing what was released."""
+        yield from self._announce(result.citations)
+        self.sentences.extend(result.sentences)
+        yield from self._feed((" " if self._deltas else "") + text)
+
+    def _announce(self, citations: tuple[Citation, ...]) -> Iterator[StreamEvent]:
+        for citation in citations:
             key = (citation.chunk_id, citation.start, citation.end)
             if key not in self._keys:
                 self._keys.add(key)
                 self.citations.append(citation)
                 self._announced.add(citation.label)
                 yield CitationEvent(citation=citation)
-        for sentence in result.sentences:
-            text = (" " if self.sentences else "") + sentence.text
-            text += "".join(f" [{label}]" for label in sentence.labels)
-            self.sentences.append(sentence)
-            out = self._markers.feed(text)
-            while self._markers.pending:
-                label = self._markers.pending[0]
-                out += (self._markers.accept(label) if label in self._announced
-                        else self._markers.reject(label))
-            yield from self._delta(out)
+
+    def _feed(self, text: str) -> Iterator[StreamEvent]:
+        out = self._markers.feed(text)
+        while self._markers.pending:
+            label = self._markers.pending[0]
+            out += (self._markers.accept(label) if label in self._announced
+                    else self._markers.reject(label))
+        yield from self._delta(out)
 
     def close(self) -> Iterator[StreamEvent]:
         yield from self._delta(self._markers.close())
