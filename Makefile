@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 export CITADEL_HOME ?= .citadel
 QUESTION ?= How long do I have to return an item?
 
-.PHONY: setup demo test lint bench poison clean postgres postgres-stop eval chromium bench-backends bench-reingest llm-setup llm-demo test-llm squad2 counterfactual train-reader train-judgement judgement-cv bench-judgement bench-reader
+.PHONY: setup demo test lint bench poison clean postgres postgres-stop eval chromium bench-backends bench-reingest llm-setup llm-demo test-llm squad2 counterfactual train-reader train-judgement judgement-cv bench-judgement bench-reader support
 
 setup: $(STAMP)
 
@@ -97,6 +97,12 @@ squad2: $(STAMP)  ## SQuAD 2.0 dev-half: answerable correct, false abstention, u
 
 counterfactual: $(STAMP)  ## swapped-entity twins of SQuAD paragraphs: flagged / fooled
 	$(BIN)/citadel eval --suite counterfactual --check
+
+# Customer-support knowledge bases (docs/evaluation.md, "The support suite"): the decision
+# (answer / abstain / conflict) per question; not part of `make test`.
+SUPPORT_DATASET ?= ../shared/data/support
+support: $(STAMP)  ## the support suite on $(SUPPORT_DATASET): right decisions, misses listed
+	$(BIN)/citadel eval --suite support --dataset $(SUPPORT_DATASET)
 
 # The evidence reader: fine-tuned on the CPU (~25 minutes on 2 cores), exported to int8 ONNX
 # into src/citadel/answering/reader_model/ with its model card. Then refit the judgement.

@@ -31,6 +31,7 @@ NON_SETTING_VARIABLES = frozenset({
     "CITADEL_MONITOR_MAX_DOCUMENT_SHARE",  # `citadel monitor` thresholds
     "CITADEL_PY", "CITADEL_LLM_VENV", "CITADEL_LLAMA_SPEC", "CITADEL_SMOLLM_SPEC",
     "CITADEL_LLM_DEMO_PORT",  # scripts/llm-demo.sh
+    "CITADEL_SUPPORT_DATASET",  # `citadel eval --suite support`: the dataset folder
 })
 NON_SETTING_PREFIXES = ("CITADEL_TEST_", "CITADEL_PG_")  # test fixtures, scripts/postgres.sh
 

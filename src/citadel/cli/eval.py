@@ -7,12 +7,12 @@ import click
 
 from citadel.config import Settings
 
-SUITES = ("demo", "scifact", "poison", "squad2", "counterfactual", "claims")
+SUITES = ("demo", "scifact", "poison", "squad2", "counterfactual", "claims", "support")
 GATE_METRICS = ("citation_integrity", "quote_validity")
 # `--check` on the poison suite also needs every case to pass (what `make poison` runs).
 SUITE_CHECKS = {"poison": ("poison_pass_rate",)}
 # Suites whose knowledge base is not the demo one get a snapshot home of their own.
-OWN_HOME = ("scifact", "squad2", "counterfactual")
+OWN_HOME = ("scifact", "squad2", "counterfactual", "support")
 # Scripted readers (citadel.evaluation.scripted_readers) and the suites that can feed them
 # gold answers; kept literal so `--help` imports no engine.
 READERS = ("oracle", "guesser")
@@ -29,15 +29,19 @@ READER_SUITES = ("squad2", "counterfactual")
 @click.option("--generator", default=None, help="Generator to evaluate (default: configured).")
 @click.option("--dataset", type=click.Path(path_type=Path), default=None,
               help="Eval set: a JSONL file (demo, poison, counterfactual), the SciFact "
-                   "folder, or the SQuAD 2.0 JSON file (squad2).")
+                   "folder, the SQuAD 2.0 JSON file (squad2), or the folder of knowledge "
+                   "bases (support; default $CITADEL_SUPPORT_DATASET).")
 @click.option("--kb", type=click.Path(path_type=Path), default=None,
-              help="Knowledge base for demo/poison (default examples/support-kb).")
+              help="Knowledge base for demo/poison (default examples/support-kb); support: "
+                   "the dataset's KB folder(s) to run, NAME[,NAME].")
 @click.option("--eval-home", type=click.Path(path_type=Path), default=None,
-              help="Where the suite's own snapshots live (default CITADEL_HOME/eval/SUITE).")
+              help="Where the suite's own snapshots live (default CITADEL_HOME/eval/SUITE; "
+                   "support: one home per KB in it, kept, else temporary ones).")
 @click.option("--k", type=click.IntRange(1, 1000), default=None,
               help="k of recall@k (default: top_k for demo/poison, 10 for scifact).")
 @click.option("--limit", type=click.IntRange(1), default=None,
-              help="Only the first N rows (squad2: N spread evenly over the file).")
+              help="Only the first N rows (squad2: N spread evenly over the file; support: "
+                   "the first N questions of each KB).")
 @click.option("--articles", default=None, metavar="A,B",
               help="squad2, counterfactual: only the questions of these articles (e.g. a "
                    "held-out fold).")
@@ -73,7 +77,8 @@ def eval_command(
 ) -> None:
     """Score each layer on its own: retrieval, citation integrity, quote validity, claim
     support, completeness, correctness, abstention, poison cases. `--suite claims` scores
-    the claim scorer alone on SciFact's held-out SUPPORT/CONTRADICT rationales."""
+    the claim scorer alone on SciFact's held-out SUPPORT/CONTRADICT rationales; `--suite
+    support` the decision (answer / abstain / conflict) on customer-support KBs."""
     from citadel.evaluation.results import ResultsError, load_results
 
     if compare_paths:
@@ -137,6 +142,9 @@ def _run(suite: str, out: Path, backend: str | None, generator: str | None,
         scorer = LexicalClaimScorer() if claim_threshold is None else LexicalClaimScorer(
             threshold=claim_threshold)
     try:
+        if suite == "support":
+            return _run_support(out, settings, scorer, dataset, kb, eval_home, limit,
+                                progress, stream)
         return _run_with(suite, out, settings, scorer, dataset, kb, k, limit, articles,
                          progress, stream, reader)
     finally:
@@ -150,8 +158,6 @@ def _run_with(suite: str, out: Path, settings: Settings, scorer, dataset: Path |
               reader: str | None = None):
     from citadel.evaluation import locations, suites
     from citadel.evaluation.datasets import DatasetError, load_poison, load_qa
-    from citadel.evaluation.report import summary_line, write_outputs
-    from citadel.evaluation.results import build_results
     from citadel.evaluation.scifact import load_scifact
 
     options = suites.RunOptions(settings, scorer, k=k, progress=progress, limit=limit,
@@ -177,6 +183,15 @@ def _run_with(suite: str, out: Path, settings: Settings, scorer, dataset: Path |
             run = suites.run_scifact(load_scifact(data_path), options)
     except (DatasetError, ValueError, suites.StreamMismatch) as exc:
         raise click.ClickException(str(exc)) from None
+    return _write(suite, out, run, settings, scorer, started, stream)
+
+
+def _write(suite: str, out: Path, run, settings: Settings, scorer, started: float,
+           stream: bool):
+    from citadel.evaluation import locations
+    from citadel.evaluation.report import summary_line, write_outputs
+    from citadel.evaluation.results import build_results
+
     run.config["answers"] = "stream" if stream else "answer"
     results = build_results(run, settings, scorer, time.perf_counter() - started,
                             locations.project_root())
@@ -185,6 +200,28 @@ def _run_with(suite: str, out: Path, settings: Settings, scorer, dataset: Path |
     click.echo(summary_line(results))
     click.echo("wrote " + ", ".join(str(p) for p in written))
     return results
+
+
+def _run_support(out: Path, settings: Settings, scorer, dataset: Path | None,
+                 kb: Path | None, eval_home: Path | None, limit: int | None, progress: bool,
+                 stream: bool):
+    """The support suite: `dataset` (else $CITADEL_SUPPORT_DATASET) is the folder of
+    knowledge bases, `kb` names the ones to run; each KB gets a home of its own, in
+    `eval_home` when given."""
+    from citadel.evaluation import suites
+    from citadel.evaluation.datasets import DatasetError
+    from citadel.evaluation.support import find_dataset, load_support, run_support
+
+    options = suites.RunOptions(settings, scorer, progress=progress, limit=limit,
+                                stream=stream)
+    only = [n.strip() for n in str(kb).split(",") if n.strip()] if kb else None
+    started = time.perf_counter()
+    try:
+        data = load_support(find_dataset(dataset), only)
+        run = run_support(data, options, homes=eval_home)
+    except (DatasetError, ValueError, suites.StreamMismatch) as exc:
+        raise click.ClickException(str(exc)) from None
+    return _write("support", out, run, settings, scorer, started, stream)
 
 
 def _run_squad2(suite: str, data_path, options, articles: list[str] | None):

@@ -8,5 +8,6 @@ poison       the pass rule of each poison/conflict case
 scifact      SciFact as a knowledge base, its test queries and rationale pairs
 scoring      one Answer scored on the answer-side layers
 suites       demo / poison / scifact runs through the real Engine
+support      the decision (answer / abstain / conflict) on customer-support KBs
 results      results.json; report: GROUNDED_EVAL.md, rows.jsonl, report.html, --compare
 """

@@ -54,6 +54,13 @@ METRICS: tuple[MetricInfo, ...] = (
                "question"),
     MetricInfo("unanswerable_stopped", "decision (scripted reader)",
                "unanswerable stopped (abstained or conflict)", "question"),
+    MetricInfo("decision_accuracy", "decision", "right decision (answer / abstain / "
+               "conflict)", "question"),
+    MetricInfo("decision_answer", "decision", "expected an answer: answered right", "question"),
+    MetricInfo("decision_abstain", "decision", "expected an abstention: abstained, citing "
+               "nothing", "question"),
+    MetricInfo("decision_conflict", "decision", "expected a conflict: flagged, every side "
+               "stated", "question"),
     MetricInfo("poison_pass_rate", "poison", "cases passed", "case"),
     MetricInfo("conflict_flagged", "conflicts", "conflict flagged, both sides cited", "case"),
     MetricInfo("fooled", "conflicts", "swapped fact stated without a conflict (lower is "
@@ -150,6 +157,7 @@ def render_markdown(results: EvalResults) -> str:
                              f"{a['accuracy']:.3f} | "
                              f"{a['balanced_accuracy']:.3f} | {a['majority_baseline']:.3f} | "
                              f"{a['n_positive']}/{a['n_negative']} |")
+    lines += _decisions_markdown(results)
     lines += ["", "## Failures", ""]
     if not results.failures:
         lines.append("None.")
@@ -161,6 +169,77 @@ def render_markdown(results: EvalResults) -> str:
             lines.append(f"- ... and {len(items) - MAX_LISTED_FAILURES} more in results.json")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
+
+
+# --- the support suite's decisions and misses (results.json `decisions`, `misses`) ----------
+
+DECISION_GROUPS = (("overall", "overall"), ("expect", "expectation"),
+                   ("category", "category"), ("kb", "knowledge base"))
+
+
+def _extra(results: EvalResults, key: str) -> Any:
+    return (results.model_extra or {}).get(key)
+
+
+def _decision_rows(results: EvalResults) -> list[tuple[str, str, str]]:
+    """(group, name, "right/total (value)") for every group of the run's decisions."""
+    decisions = _extra(results, "decisions") or {}
+    rows = []
+    for group, title in DECISION_GROUPS:
+        for name, c in decisions.get(group, {}).items():
+            right, total = c["right"], c["total"]
+            rows.append((title, name, f"{right}/{total} ({right / total:.3f})" if total
+                         else "0/0"))
+    return rows
+
+
+def _miss_fields(miss: dict[str, Any]) -> list[tuple[str, str]]:
+    verdict = miss.get("verdict")
+    if isinstance(verdict, dict):
+        verdict = ": ".join(str(verdict[k]) for k in ("stage", "reason") if verdict.get(k)) \
+            or json.dumps(verdict, ensure_ascii=False)
+    fields = [
+        ("question", miss["question"]), ("expected", miss["expected"]),
+        ("came back", f"{miss['outcome']}: {miss['answer']}"),
+        ("cited", ", ".join(miss["cited"]) or "nothing"),
+        ("conflict sides", " vs ".join(miss["conflict_sides"])),
+        ("why wrong", "; ".join(miss["reasons"])), ("verdict", verdict or ""),
+        ("note", miss.get("note", "")),
+    ]
+    return [(k, v) for k, v in fields if v]
+
+
+def _decisions_markdown(results: EvalResults) -> list[str]:
+    rows = _decision_rows(results)
+    if not rows:
+        return []
+    lines = ["", "## Decisions", "", "| by | which | right/total |", "|---|---|---|"]
+    lines += [f"| {g} | {n} | {v} |" for g, n, v in rows]
+    misses = _extra(results, "misses") or []
+    lines += ["", f"## Misses ({len(misses)})", ""]
+    for m in misses:
+        lines += [f"### {m['id']} ({m['kb']}, {m['category']})", ""]
+        lines += [f"- {k}: {' '.join(v.split())}" for k, v in _miss_fields(m)]
+        lines.append("")
+    if not misses:
+        lines.append("None.")
+    return lines
+
+
+def _decisions_html(results: EvalResults) -> str:
+    rows = _decision_rows(results)
+    if not rows:
+        return ""
+    table = "".join(f"<tr><td>{html.escape(g)}</td><td>{html.escape(n)}</td>"
+                    f"<td class=v>{html.escape(v)}</td></tr>" for g, n, v in rows)
+    misses = _extra(results, "misses") or []
+    listed = "".join(
+        f"<h3>{html.escape(m['id'])} ({html.escape(m['kb'])}, {html.escape(m['category'])})"
+        "</h3><table>" + "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>"
+                                 for k, v in _miss_fields(m)) + "</table>"
+        for m in misses)
+    return ("<h2>Decisions</h2><table><tr><th>by</th><th>which</th><th>right/total</th></tr>"
+            f"{table}</table><h2>Misses ({len(misses)})</h2>{listed or '<p>None.</p>'}")
 
 
 def _one_line(text: str) -> str:
@@ -199,7 +278,7 @@ def render_html(results: EvalResults) -> str:
         f"<h1>Citadel evaluation: {html.escape(results.suite)}</h1><table>{info}</table>"
         "<h2>Metrics (each layer on its own)</h2><table><tr><th>layer</th><th>metric</th>"
         f"<th>value</th><th></th><th>measured</th></tr>{''.join(rows)}</table>"
-        f"<h2>Failures</h2>{failures or '<p>None.</p>'}</body></html>\n"
+        f"{_decisions_html(results)}<h2>Failures</h2>{failures or '<p>None.</p>'}</body></html>\n"
     )
 
 
