@@ -241,6 +241,10 @@ class SentenceJudgement(Record):
                                 "not contain (for conflicts between sentences).")
     matched: tuple[str, ...] = Field(default=(), description="Focus words it states.")
     reasons: tuple[str, ...] = ()
+    said: str | None = Field(
+        default=None, description="How an answer says it when its structure needs words (a "
+        "table row with its column names, a list with its introduction); `text` stays the "
+        "source's own words, for the quote.")
 
 
 class Judgement(Record):

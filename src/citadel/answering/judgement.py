@@ -63,6 +63,7 @@ from citadel.text.analysis import Analyser
 from citadel.text.language import detect_language, lexical_words
 from citadel.text.quotes import normalize
 from citadel.text.sentences import display_text
+from citadel.text.structure import answers_nothing, groups, lines, plain, said, said_group
 from citadel.text.terms import content_terms, stem
 
 WEIGHTS_FILE = "judgement_weights.json"
@@ -214,6 +215,7 @@ class Candidate:
     reasons: tuple[str, ...]
     terms: tuple[str, ...]  # the sentence's content words (stemmed lemmas)
     read: ReaderScore | None = None  # the reader's verdict, if it read the sentence
+    unit: Unit | None = None  # how the sentence is read (its structure); None: as it is
 
 
 @dataclass(frozen=True)
@@ -290,12 +292,14 @@ class Judge:
                 label=c.block.label, chunk_id=c.block.chunk.chunk_id,
                 document_id=c.block.chunk.document_id, start=c.sentence.start,
                 end=c.sentence.end, text=display_text(text[c.sentence.start:c.sentence.end]),
-                answers=(p >= threshold or claim) and can_answer(sentence),
+                answers=((p >= threshold or claim) and can_answer(sentence)
+                         and (c.unit is None or c.unit.may_answer)),
                 score=round(p, 4),
                 span=c.span, span_text=span_text(text, c.span) if c.span else None,
                 answer=answer, answer_text=span_text(text, answer) if answer else None,
                 reader=round(c.read.probability, 4) if c.read else None,
-                candidates=c.candidates, matched=c.matched, reasons=reasons))
+                candidates=c.candidates, matched=c.matched, reasons=reasons,
+                said=c.unit.said if c.unit is not None else None))
         judged.sort(key=lambda s: -s.score)
         return Judgement(question=q, sentences=tuple(judged), threshold=threshold,
                          floor=weights.floor, check=weights.check,
@@ -319,40 +323,41 @@ class Judge:
             terms = frozenset(t for s in analysis.sentences for t in _stems(s.terms))
             heading = frozenset(content_terms(f"{block.chunk.title} {block.chunk.section}"))
             chunks.append(_Chunk(analysis, terms, heading))
-        raw: list[tuple[ContextBlock, SentenceAnalysis, Features]] = []
+        raw: list[tuple[ContextBlock, SentenceAnalysis, Features, Unit]] = []
         for block, chunk in zip(context.blocks, chunks, strict=True):
-            for sentence in chunk.analysis.sentences:
-                raw.append((block, sentence, sentence_features(q, block, chunk, sentence)))
-        best_cover = max((x.values["cover"] for _, _, x in raw), default=0.0)
-        for _, _, x in raw:
+            for unit in units(block.chunk.content, chunk.analysis):
+                x = sentence_features(q, block, chunk, unit.sentence, unit)
+                raw.append((block, unit.sentence, x, unit))
+        best_cover = max((x.values["cover"] for _, _, x, _ in raw), default=0.0)
+        for _, _, x, _ in raw:
             x.values["cover_rel"] = x.values["cover"] - best_cover
         verdicts = self.read(question, raw, self.reader_sentences if read is None else read)
         out = []
-        for k, (block, sentence, x) in enumerate(raw):
+        for k, (block, sentence, x, unit) in enumerate(raw):
             verdict = verdicts.get(k)
             x.values["reader"] = verdict.logit if verdict is not None else UNREAD
             out.append(Candidate(block, sentence, tuple(float(x.values[n]) for n in FEATURES),
                                  x.span, x.candidates, x.matched, tuple(x.reasons),
-                                 tuple(_stems(sentence.terms)), verdict))
+                                 tuple(_stems(sentence.terms)), verdict, unit))
         return q, out, len(missing)
 
     def read(self, question: str, raw: Sequence[tuple[ContextBlock, SentenceAnalysis,
-                                                       Features]], limit: int
+                                                       Features, Unit]], limit: int
              ) -> dict[int, ReaderScore]:
         """The reader's verdicts on the statements worth reading: the `limit` best by a
         cheap lexical pre-score (what the question's rare words, its focus and the chunk's
-        dense similarity say), each sentence text once."""
-        worth = sorted((k for k, (b, s, _) in enumerate(raw)
-                        if can_answer(b.chunk.content[s.start:s.end])),
+        dense similarity say), each text once. A line is read with its lead (a list item with
+        its introduction, a table row with its header, an FAQ answer with its question)."""
+        worth = sorted((k for k, (b, s, _, u) in enumerate(raw)
+                        if can_answer(b.chunk.content[s.start:s.end]) and u.may_answer),
                        key=lambda k: -prescore(raw[k][2]))[:limit]
-        texts: dict[str, list[int]] = {}
+        texts: dict[tuple[str, str], list[int]] = {}
         for k in worth:
-            block, s, _ = raw[k]
-            texts.setdefault(block.chunk.content[s.start:s.end], []).append(k)
+            block, _, _, unit = raw[k]
+            texts.setdefault((block.chunk.title, unit.read), []).append(k)
         if not texts:
             return {}
-        titles = [raw[ks[0]][0].chunk.title for ks in texts.values()]
-        scores = self.reader.score(question, list(zip(titles, texts, strict=True)))
+        scores = self.reader.score(question, list(texts))
         return {k: score for ks, score in zip(texts.values(), scores, strict=True) for k in ks}
 
 
@@ -365,16 +370,88 @@ def prescore(x: Features) -> float:
 
 def reader_answer(c: Candidate) -> TypedSpan | None:
     """The reader's answer span as offsets in the chunk, typed like the analyser's span it
-    falls in (else ANSWER)."""
+    falls in (else ANSWER). A line read with its lead is answered in the source's own words:
+    the span's words are found in the line, else there is no span."""
     if c.read is None or c.read.span is None:
         return None
-    start, end = c.sentence.start + c.read.span[0], c.sentence.start + c.read.span[1]
-    words = c.block.chunk.content[start:end]
-    if not words.strip():
+    content = c.block.chunk.content
+    read = c.unit.read if c.unit is not None else content[c.sentence.start:c.sentence.end]
+    words = read[c.read.span[0]:c.read.span[1]].strip()
+    at = content.find(words, c.sentence.start, c.sentence.end) if words else -1
+    if at < 0:
         return None
+    start, end = at, at + len(words)
     kind = next((sp.kind for sp in c.sentence.spans if sp.start <= start and end <= sp.end
                  and sp.kind != "NOUN"), "ANSWER")
     return TypedSpan(start=start, end=end, kind=kind, head=words.split()[-1].lower())
+
+
+@dataclass(frozen=True)
+class Unit:
+    """What the judgement reads as one statement: a sentence of a line, or a whole
+    introduced list; how the reader reads it and how an answer says it (`text.structure`)."""
+
+    sentence: SentenceAnalysis
+    role: str
+    read: str
+    said: str | None = None
+    lead_terms: frozenset[str] = frozenset()
+
+    @property
+    def may_answer(self) -> bool:
+        return not answers_nothing(self.role)
+
+
+def units(content: str, analysis: ChunkAnalysis) -> list[Unit]:
+    """Every sentence of a chunk as the judgement reads it, then each introduced list whole."""
+    found = lines(content)
+    by_start = {(line.start, line.end): line for line in found}
+    out: list[Unit] = []
+    for sentence in analysis.sentences:
+        line = next((ln for ln in found if ln.start <= sentence.start < ln.end), None)
+        text = content[sentence.start:sentence.end]
+        if line is None or (line.lead is None and line.role == "text"):
+            out.append(Unit(sentence, "text", display_text(text)))
+            continue
+        whole = (sentence.start, sentence.end) == (line.start, line.end) or (
+            content[line.start:line.end].strip() == text.strip())
+        said_text = said(content, line) if whole else None
+        # An item or row alone says little ("- Visa"): its lead's words count as its own. An
+        # FAQ answer or a line under a heading is only read with its lead: the question's
+        # topic is not the fact the line states.
+        lead_terms = _terms_in(analysis, line.lead) if line.role in ("item", "row") else (
+            frozenset())
+        read = said_text or (f"{plain(content[line.lead[0]:line.lead[1]])} {display_text(text)}"
+                             if line.lead is not None else display_text(text))
+        out.append(Unit(sentence, line.role, read, said_text, lead_terms))
+    for group in groups(found):
+        parts = [s for s in analysis.sentences if group.start <= s.start < group.end]
+        if not parts or (group.intro[0], group.intro[1]) not in by_start:
+            continue
+        merged = _merged(parts, group.start, group.end)
+        spoken = said_group(content, group)
+        out.append(Unit(merged, "list", spoken, spoken))
+    return out
+
+
+def _terms_in(analysis: ChunkAnalysis, span: tuple[int, int] | None) -> frozenset[str]:
+    if span is None:
+        return frozenset()
+    return frozenset(stem(t) for s in analysis.sentences if span[0] <= s.start < span[1]
+                     for t in s.terms)
+
+
+def _merged(parts: Sequence[SentenceAnalysis], start: int, end: int) -> SentenceAnalysis:
+    """One analysis for a list and its introduction: their words, spans and flags together."""
+    return SentenceAnalysis(
+        start=start, end=end,
+        terms=tuple(t for s in parts for t in s.terms),
+        offsets=tuple(o for s in parts for o in s.offsets),
+        tags="".join(s.tags for s in parts),
+        spans=tuple(sp for s in parts for sp in s.spans),
+        negated=any(s.negated for s in parts),
+        statement=True,
+    )
 
 
 @dataclass(frozen=True)
@@ -388,10 +465,12 @@ class Features:
 
 def sentence_features(
     q: QuestionAnalysis, block: ContextBlock, chunk: _Chunk, s: SentenceAnalysis,
+    unit: Unit | None = None,
 ) -> Features:
     content = block.chunk.content
     terms = _stems(s.terms)
-    present = set(terms)
+    # A line read with its lead states what the lead says too ("We accept:" + "- Visa").
+    present = set(terms) | (unit.lead_terms if unit is not None else frozenset())
     focus = set(q.focus)
     entities = set(q.entities)
     matched = focus & present
@@ -448,8 +527,11 @@ def sentence_features(
         f["noun_candidate"] = 1.0 / (1.0 + distance)
     if q.head and (q.head in present or any(sp.head == q.head for sp in s.spans)):
         f["head_in_sentence"] = 1.0
-    f["statement"] = 1.0 if s.statement else 0.0
-    if not s.statement:
+    # A table row or list item read with its lead is a statement, verb or not.
+    structured = unit is not None and unit.role in ("row", "item", "list") and unit.said
+    statement = s.statement or bool(structured)
+    f["statement"] = 1.0 if statement else 0.0
+    if not statement:
         reasons.append("not a statement")
     ranked = block.ranked
     f["dense"] = max(0.0, min(1.0, ranked.dense_score or 0.0))

@@ -68,7 +68,8 @@ class ExtractiveGenerator(Generator):
                          prompt_version=self.prompt_version)
         chosen = choose(answering, self.max_sentences)
         sentences = tuple(
-            DraftSentence(text=s.text, citations=(DraftCitation(label=s.label, quote=s.text),))
+            DraftSentence(text=s.said or s.text,
+                          citations=(DraftCitation(label=s.label, quote=s.text),))
             for s in chosen)
         first = chosen[0]
         span = answer_span(first)
