@@ -21,15 +21,27 @@ DocumentFormat = Literal["markdown", "text", "html", "pdf", "docx"]
 
 
 class Document(Record):
-    """A source document after loading: its decoded text is what offsets point into."""
+    """A source document after loading: its `text` is what offsets point into.
+
+    Markdown and plain text: the file itself, as Python reads it (`open(path,
+    encoding="utf-8").read()`: universal newlines, a byte-order mark kept as U+FEFF), so a
+    citation's `start`/`end` index the file. What comes before `body_start` (the mark, a
+    Markdown file's front matter and the blank lines after it) is counted by offsets but never
+    chunked, retrieved, quoted or shown. HTML, PDF and Word: the extracted text."""
 
     document_id: str
     source: str = Field(description="Path relative to the ingest root, or URL.")
     title: str
     format: DocumentFormat
-    text: str = Field(description="Decoded source text; for HTML, PDF and DOCX the stored "
-                                  "extracted text (for PDF: the page texts, concatenated).")
-    content_sha256: str
+    text: str = Field(description="What offsets point into: for Markdown and plain text the "
+                                  "file's text (universal newlines, front matter included); "
+                                  "for HTML, PDF and DOCX the extracted text (for PDF: the "
+                                  "page texts, concatenated).")
+    content_sha256: str = Field(description="SHA-256 of `text` as UTF-8.")
+    body_start: int = Field(
+        default=0, ge=0, description="Offset in `text` where the document's body begins: "
+        "a byte-order mark and Markdown front matter come before it (counted by offsets, "
+        "never chunked or shown).")
     category: str = "general"
     authority: float = Field(default=0.5, ge=0.0, le=1.0)
     effective_date: dt.date | None = None
@@ -50,6 +62,17 @@ class Document(Record):
     outline: tuple[tuple[int, str], ...] = Field(
         default=(), description="PDF: (offset, heading) where each outline section begins; "
                                 "the headings are not marked up in `text`.")
+
+    @model_validator(mode="after")
+    def _body_inside(self) -> Document:
+        if self.body_start > len(self.text):
+            raise ValueError("body_start lies past the end of the text")
+        return self
+
+    @property
+    def body(self) -> str:
+        """The text after `body_start`: what is chunked and shown."""
+        return self.text[self.body_start:]
 
     def page_at(self, offset: int) -> int | None:
         """The 1-based page holding text[offset], or None for a format without pages."""
@@ -98,7 +121,8 @@ class Chunk(Record):
     section: str
     category: str = "general"
     content: str
-    start: int = Field(description="Offset of `content` in the document's source text.")
+    start: int = Field(description="Offset of `content` in the document's text (`Document."
+                                   "text`: the file itself for Markdown and plain text).")
     end: int
     authority: float = Field(default=0.5, ge=0.0, le=1.0)
     effective_date: dt.date | None = None
@@ -350,7 +374,10 @@ class Citation(Record):
     title: str
     section: str
     quote: str = Field(description="The quote as it appears in the source text.")
-    start: int = Field(description="Quote's offset in the source document's text.")
+    start: int = Field(description="Quote's offset in the source document's text: for "
+                       "Markdown and plain text the file as Python reads it (universal "
+                       "newlines, front matter included), for HTML, PDF and Word the extracted "
+                       "text. Counts code points.")
     end: int
     snapshot_id: str
     content_sha256: str = Field(description="SHA-256 of the cited chunk's content.")

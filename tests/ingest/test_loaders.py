@@ -1,8 +1,11 @@
 import datetime as dt
+import hashlib
 from pathlib import Path
 
+import pytest
+
 from citadel.ingest.chunking import chunk_document
-from citadel.ingest.loaders import extract_html, load_corpus
+from citadel.ingest.loaders import extract_html, load_corpus, load_file
 from tests.conftest import DEMO_KB
 from tests.helpers_kb import write_kb
 
@@ -23,11 +26,15 @@ def test_demo_kb_loads_every_document_with_metadata():
     assert by_id["contact-hours"].format == "text"
 
 
-def test_demo_kb_markdown_text_has_no_front_matter():
+def test_demo_kb_markdown_text_is_the_file_and_its_body_starts_after_the_front_matter():
     by_id = {d.document_id: d for d in load_corpus([DEMO_KB]).documents}
     policy = by_id["refunds-policy"]
-    assert policy.text.startswith("# Refunds and Returns Policy\n")
-    assert "effective_date" not in policy.text and "---" not in policy.text[:10]
+    file_text = (DEMO_KB / "refunds-policy.md").read_text("utf-8")
+    assert policy.text == file_text
+    assert policy.content_sha256 == hashlib.sha256(file_text.encode()).hexdigest()
+    assert policy.body.startswith("# Refunds and Returns Policy\n")
+    assert "effective_date" in policy.text[: policy.body_start]
+    assert "effective_date" not in policy.body
 
 
 FRONT_MATTER = """---
@@ -64,9 +71,37 @@ def test_front_matter_sets_title_date_and_tags_and_never_authority_supersedes_or
     assert (faq.authority, faq.category, faq.tags) == (0.5, "help", ("faq", "help"))
     assert dict(corpus.ignored_front_matter) == {
         "refunds.md": ("authority", "supersedes", "tenant"), "faq.md": ("authority",)}
-    # The block is stripped from the text that is stored, shown and chunked.
-    assert refunds.text == "# Refunds\n\nRefunds take five days.\n"
-    assert all("authority" not in c.content for c in chunk_document(refunds))
+    # The block stays in the text (offsets index the file) but out of the body, which alone
+    # is chunked and shown.
+    assert refunds.text == FRONT_MATTER
+    assert refunds.body == "# Refunds\n\nRefunds take five days.\n"
+    chunks = chunk_document(refunds)
+    assert chunks and all(c.start >= refunds.body_start for c in chunks)
+    assert all("authority" not in c.content and "---" not in c.content for c in chunks)
+
+
+@pytest.mark.parametrize(("name", "raw", "title"), [
+    ("crlf.txt", b"Opening hours\r\n\r\nWe open at 9.\r\nWe close at 5.\r\n", "Opening hours"),
+    ("cr.txt", b"Opening hours\r\rWe open at 9.\r", "Opening hours"),
+    ("bom.txt", b"\xef\xbb\xbfOpening hours\n\nWe open at 9.\n", "Opening hours"),
+    ("bom.md", b"\xef\xbb\xbf# Hours\n\nWe open at 9.\n", "Hours"),
+    ("front-crlf.md", b"\xef\xbb\xbf---\r\ncategory: hours\r\n# a note\r\n---\r\n\r\n"
+                      b"# Hours\r\n\r\nWe open at 9.\r\n", "Hours"),
+])
+def test_text_and_markdown_offsets_index_the_file_as_python_reads_it(tmp_path: Path, name,
+                                                                      raw, title):
+    """`open(path, encoding="utf-8").read()`: universal newlines, a byte-order mark kept."""
+    (tmp_path / name).write_bytes(raw)
+    doc = load_file(tmp_path / name, name)
+    with open(tmp_path / name, encoding="utf-8") as f:
+        file_text = f.read()
+    assert doc.text == file_text and doc.title == title
+    chunks = chunk_document(doc)
+    assert chunks
+    for c in chunks:
+        assert file_text[c.start : c.end] == c.content and c.start >= doc.body_start
+        assert "\ufeff" not in c.content and "category" not in c.content
+    assert {c.section for c in chunks} <= {title}  # a `# comment` in front matter is no heading
 
 
 def test_a_front_matter_tenant_the_operator_did_not_set_keeps_the_file_out(tmp_path: Path):

@@ -2,6 +2,7 @@
 
 import json
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,13 @@ from citadel.config import Settings
 from citadel.ingest.loaders import load_corpus
 from citadel.ingest.pipeline import ingest
 from citadel.knowledge.build_lock import build_lock, is_locked
-from citadel.knowledge.snapshots import Catalog, Fingerprint, SnapshotError
+from citadel.knowledge.readiness import readiness
+from citadel.knowledge.snapshots import (
+    KNOWLEDGE_SCHEMA_VERSION,
+    Catalog,
+    Fingerprint,
+    SnapshotError,
+)
 from citadel.retrieval.embedders.hashing import HashingEmbedder
 from tests.conftest import DEMO_KB
 
@@ -180,3 +187,20 @@ def test_catalog_survives_concurrent_first_use(tmp_path):
         for t in threads:
             t.join()
     assert errors == []
+
+
+def test_a_snapshot_of_an_older_knowledge_schema_is_not_served_and_says_to_re_ingest(
+        demo_kb, tmp_path):
+    """A version-7 snapshot counted Markdown offsets after the front matter: never served."""
+    report = build(demo_kb, tmp_path)
+    assert readiness(Settings(home=tmp_path, embedder="hashing"), HashingEmbedder()).ok
+    fp = {**Catalog(tmp_path).get(report.snapshot_id).fingerprint,
+          "knowledge_schema_version": 7}
+    with sqlite3.connect(tmp_path / "catalog.sqlite") as db:
+        db.execute("UPDATE snapshots SET fingerprint=? WHERE snapshot_id=?",
+                   (json.dumps(fp), report.snapshot_id))
+    ready = readiness(Settings(home=tmp_path, embedder="hashing"), HashingEmbedder())
+    assert not ready.ok
+    assert ready.differences == (f"knowledge_schema_version: snapshot has 7, running "
+                                 f"configuration has {KNOWLEDGE_SCHEMA_VERSION}",)
+    assert "Re-ingest (`citadel ingest PATH`)" in ready.reason

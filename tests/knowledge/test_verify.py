@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from citadel.cli import main
@@ -46,6 +47,65 @@ def test_verify_passes_on_a_fresh_answer(demo_kb, tmp_path):
         assert line.startswith(f"PASS [{c['label']}] {c['chunk_id']} @ {c['snapshot_id']}")
     assert lines[3 + n:] == [f"{n} of {n} citations verified against their snapshot",
                              "verified"]
+
+
+def file_text(path: Path) -> str:
+    """A file as Python reads it by default: what Markdown and text offsets index."""
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def test_a_demo_citation_of_a_file_with_front_matter_indexes_the_file(demo_kb, tmp_path):
+    _, answer = saved_answer(demo_kb, tmp_path / "home", tmp_path)
+    cited = [c for c in answer["citations"] if c["source"] == "refunds-policy.md"]
+    assert cited
+    text = file_text(demo_kb / "refunds-policy.md")
+    assert text.startswith("---\n")  # the demo's policy has front matter
+    for c in cited:
+        assert text[c["start"] : c["end"]] == c["quote"]
+    for c in answer["citations"]:
+        if c["source"].endswith((".md", ".txt")):
+            assert file_text(demo_kb / c["source"])[c["start"] : c["end"]] == c["quote"]
+
+
+# Markdown with and without front matter, text with CRLF line endings, and a byte-order mark
+# before CRLF front matter: each one's citation must index the file as Python reads it.
+OFFSET_FILES = {
+    "shipping.md": (b"---\ntitle: Shipping policy\ncategory: shipping\ntags: [delivery]\n---"
+                    b"\n\n# Shipping policy\n\nStandard delivery takes four working days "
+                    b"within the country.\n", "How long does standard delivery take?"),
+    "warranty.md": (b"# Warranty\n\nEvery kettle carries a two year warranty against "
+                    b"manufacturing faults.\n", "How long is the kettle warranty?"),
+    "hours.txt": (b"Store hours\r\n\r\nThe Leeds store opens at nine in the morning on "
+                  b"weekdays.\r\nIt closes at six in the evening.\r\n",
+                  "When does the Leeds store open?"),
+    "gifts.md": (b"\xef\xbb\xbf---\r\ncategory: gifts\r\n---\r\n# Gift wrapping\r\n\r\n"
+                 b"Gift wrapping costs three pounds per parcel.\r\n",
+                 "How much does gift wrapping cost?"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OFFSET_FILES))
+def test_a_citation_indexes_its_markdown_or_text_file_and_verifies(tmp_path, name):
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    for file, (raw, _) in OFFSET_FILES.items():
+        (kb / file).write_bytes(raw)
+    home = tmp_path / "home"
+    ingest([kb], Settings(home=home, embedder="hashing"), embedder=HashingEmbedder(),
+           progress=False)
+    out = run(home, "ask", "--json", OFFSET_FILES[name][1])
+    assert out.exit_code == 0, out.output
+    answer = json.loads(out.output)
+    cited = [c for c in answer["citations"] if c["source"] == name]
+    assert answer["grounded"] and cited
+    text = file_text(kb / name)
+    for c in cited:
+        assert text[c["start"] : c["end"]] == c["quote"]
+    path = tmp_path / "answer.json"
+    path.write_text(out.output)
+    result = run(home, "verify", str(path))
+    assert result.exit_code == 0 and result.output.splitlines()[-1] == "verified", result.output
 
 
 def test_a_deleted_snapshot_leaves_a_signed_answer_verified_by_its_signature_alone(

@@ -1,4 +1,5 @@
 import datetime as dt
+import hashlib
 import json
 import logging
 import shutil
@@ -138,6 +139,19 @@ def test_document_lists_its_chunks_offsets(client, hashing_engine):
     assert [c["chunk_id"] for c in doc["chunks"]] == [c.chunk_id for c in chunks]
     for span, chunk in zip(doc["chunks"], chunks, strict=True):
         assert doc["text"][span["start"]:span["end"]] == chunk.content
+
+
+def test_a_markdown_document_is_its_file_and_a_window_stops_before_its_front_matter(client):
+    with open(DEMO_KB / "refunds-policy.md", encoding="utf-8") as f:
+        file_text = f.read()
+    doc = client.get("/v1/documents/refunds-policy").json()
+    assert doc["text"] == file_text
+    assert doc["content_sha256"] == hashlib.sha256(file_text.encode()).hexdigest()
+    body = doc["body_start"]
+    assert file_text[:body].startswith("---\n") and "effective_date" in file_text[:body]
+    assert file_text[body:].startswith("# Refunds and Returns Policy")
+    chunk = client.get("/v1/chunks/refunds-policy%231", params={"window": 1000}).json()
+    assert chunk["start"] >= body and chunk["window"]["start"] == body
 
 
 def test_citation_offsets_point_into_the_document_text(client):

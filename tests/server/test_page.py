@@ -478,3 +478,28 @@ def test_a_citation_link_from_a_door_opens_its_quote_highlighted(sized_page, sit
     assert boxes["mark"]["bottom"] <= boxes["viewport"]
     assert no_sideways_scrolling(page)
     shot(page, "page-citation-link")
+
+
+def test_a_quote_of_a_file_with_front_matter_opens_at_its_offsets_in_the_file(page, site):
+    """Offsets index the file, front matter included; the page shows the body alone."""
+    answer = httpx.post(f"{site}/v1/answer", timeout=30,
+                        json={"question": "How long do I have to return an item?"}).json()
+    cited = next(c for c in answer["citations"] if c["source"] == "refunds-policy.md")
+    with open(ROOT / "examples/support-kb/refunds-policy.md", encoding="utf-8") as f:
+        file_text = f.read()
+    assert file_text.startswith("---\n")
+    assert file_text[cited["start"] : cited["end"]] == cited["quote"]
+    page.goto(f"{site}/#doc=refunds-policy&chunk={cited['chunk_id'].replace('#', '%23')}"
+              f"&start={cited['start']}&end={cited['end']}")
+    page.wait_for_selector('#source[data-state="shown"]')
+    assert page.inner_text("mark.hl") == cited["quote"]
+    assert page.inner_text(".check.ok").endswith(
+        f"the quote is at characters {cited['start']}–{cited['end']}")
+    shown = page.inner_text("#source-text")
+    assert shown.startswith("# Refunds and Returns Policy") and "effective_date" not in shown
+    page.mouse.move(0, 0)
+    page.screenshot(path=str(ARTIFACTS / "page-front-matter.png"))
+    # A link into the front matter opens nothing: that text is never shown.
+    page.goto(f"{site}/#doc=refunds-policy&start=0&end=3")
+    page.wait_for_selector('#source[data-state="error"]')
+    assert "before the text of refunds-policy" in page.inner_text("#source-text")

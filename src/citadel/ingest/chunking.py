@@ -1,6 +1,7 @@
 """Section-aware chunking: headings become `section`; offsets point into the source text.
 
-Invariant (tested): `document.text[chunk.start:chunk.end] == chunk.content`.
+Invariant (tested): `document.text[chunk.start:chunk.end] == chunk.content`. Only the body is
+chunked: what comes before `Document.body_start` (a Markdown file's front matter) never is.
 """
 
 from __future__ import annotations
@@ -51,20 +52,20 @@ def sections(doc: Document, max_sections: int | None = None) -> list[tuple[str, 
         if max_sections is not None and len(regions) > max_sections:
             raise _too_many("sections", max_sections, "max_sections_per_document")
         return regions
-    text = doc.text
-    headings: list[re.Match[str]] = []
+    body, end = doc.body_start, len(doc.text)
+    # (start, body start, name) of each heading, as offsets in the whole text. The body is
+    # searched as a string of its own so that `^` matches at its start.
+    headings: list[tuple[int, int, str]] = []
     if doc.format != "text":
-        for h in _HEADING.finditer(text):
-            headings.append(h)
+        for h in _HEADING.finditer(doc.body):
+            headings.append((body + h.start(), body + h.end(), h.group(2).strip()))
             if max_sections is not None and len(headings) > max_sections:
                 raise _too_many("sections", max_sections, "max_sections_per_document")
     regions: list[tuple[str, int, int]] = []
-    if not headings or headings[0].start() > 0:
-        first_end = headings[0].start() if headings else len(text)
-        regions.append((doc.title, 0, first_end))
-    for i, h in enumerate(headings):
-        end = headings[i + 1].start() if i + 1 < len(headings) else len(text)
-        regions.append((h.group(2).strip(), h.end(), end))
+    if not headings or headings[0][0] > body:
+        regions.append((doc.title, body, headings[0][0] if headings else end))
+    for i, (_, after, name) in enumerate(headings):
+        regions.append((name, after, headings[i + 1][0] if i + 1 < len(headings) else end))
     if max_sections is not None and len(regions) > max_sections:
         raise _too_many("sections", max_sections, "max_sections_per_document")
     return regions

@@ -6,10 +6,11 @@ no guessing: a line that is none of these is an error naming the line, and so is
 another YAML form (nested mapping, multi-line string, anchor) under a key the loader reads;
 under any other key it is left alone, like the key itself.
 
-The loader (`loaders.parse_document`) takes a document's title, category, date and tags from
-here and strips the block from the text that is chunked and shown. Front matter describes a
-document; it never vouches for it: authority, supersedes and tenant come only from the
-operator's `citadel-sources.toml` (`operator_metadata`).
+The loader (`loaders.read_document`) takes a document's title, category, date and tags from
+here and starts the document's body after the block: the block stays in the document's text,
+so offsets index the file, but it is never chunked, retrieved, quoted or shown. Front matter
+describes a document; it never vouches for it: authority, supersedes and tenant come only from
+the operator's `citadel-sources.toml` (`operator_metadata`).
 """
 
 from __future__ import annotations

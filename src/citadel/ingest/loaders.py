@@ -2,6 +2,11 @@
 plain text, HTML, and (with the `documents` extra) PDF and Word files (`citadel.ingest.pdf`,
 `citadel.ingest.word`).
 
+A Markdown or plain-text document's text is the file itself as Python reads it (`open(path,
+encoding="utf-8").read()`), so that offsets index the file; its body, what is chunked and
+shown, starts after a byte-order mark and the front matter (`Document.body_start`). HTML, PDF
+and Word documents hold the text extracted from the file.
+
 A file that cannot be used is reported as a `Skipped` entry with a reason, never raised:
 one bad file must not stop an ingest of thousands.
 
@@ -43,6 +48,7 @@ FORMATS = {
     ".pdf": "pdf", ".docx": "docx",
 }
 _SLUG_UNSAFE = re.compile(r"[^a-z0-9._-]+")
+BOM = "\ufeff"  # kept in a Markdown or text document's text, as Python's "utf-8" reads it
 
 
 @dataclass(frozen=True)
@@ -247,32 +253,43 @@ def read_file(file: Path, source: str, max_file_bytes: int = 10_000_000,
     if b"\x00" in raw[:8192]:
         raise LoadError("binary file")
     try:
-        decoded = raw.decode("utf-8-sig")
+        decoded = universal_newlines(raw.decode("utf-8"))
     except UnicodeDecodeError:
         raise LoadError("not valid UTF-8 text") from None
-    decoded = decoded.replace("\r\n", "\n").replace("\r", "\n")
-    if not decoded.strip():
+    if not decoded.lstrip(BOM).strip():
         raise LoadError("empty file")
     return read_document(decoded, source, fmt)
 
 
+def universal_newlines(text: str) -> str:
+    """`\r\n` and a lone `\r` made `\n`, as Python's `open()` reads text by default: a
+    Markdown or text file's offsets count the text as `open(path, encoding="utf-8").read()`
+    returns it."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def parse_document(decoded: str, source: str, fmt: str) -> Document:
-    """Build a Document from decoded text. For HTML, the stored text is the extracted text;
-    for Markdown, the text after its front matter."""
+    """Build a Document from decoded text (`read_document`)."""
     return read_document(decoded, source, fmt).document
 
 
 def read_document(decoded: str, source: str, fmt: str) -> Loaded:
+    """A document from a file's decoded text (universal newlines). Markdown and plain text
+    keep that text whole, so offsets index the file; their body (what is chunked and shown)
+    begins after a byte-order mark and, for Markdown, the front matter. HTML keeps the text
+    extracted from the page."""
     meta: dict[str, str | None] = {}
     text = decoded
+    body_start = 1 if decoded.startswith(BOM) else 0
     hidden_spans: tuple[tuple[int, int], ...] = ()
     flags: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     claims: tuple[str, ...] = ()
     if fmt == "markdown":
-        text, meta, tags, claims = split_front_matter(decoded)
+        body_start, meta, tags, claims = split_front_matter(decoded, body_start)
     elif fmt == "html":
-        extracted = extract_html(decoded)
+        extracted = extract_html(decoded[body_start:])
+        body_start = 0
         # A page describes itself (title, category, date) but never vouches for itself.
         meta = {k: v for k, v in extracted.meta.items() if k in HTML_META}
         flags = tuple(
@@ -282,7 +299,8 @@ def read_document(decoded: str, source: str, fmt: str) -> Loaded:
         hidden_spans = extracted.hidden_spans
         if not text.strip():
             raise LoadError("HTML has no visible text")
-    title = meta.get("title") or _first_heading(text, fmt) or _humanize(Path(source).stem)
+    title = (meta.get("title") or _first_heading(text[body_start:], fmt)
+             or _humanize(Path(source).stem))
     return Loaded(Document(
         document_id=document_id(source),
         source=source,
@@ -290,6 +308,7 @@ def read_document(decoded: str, source: str, fmt: str) -> Loaded:
         format=fmt,  # type: ignore[arg-type]
         text=text,
         content_sha256=sha256_text(text),
+        body_start=body_start,
         category=meta.get("category") or "general",
         effective_date=_parse_date(meta.get("effective_date")),
         tags=tags,
@@ -299,24 +318,26 @@ def read_document(decoded: str, source: str, fmt: str) -> Loaded:
 
 
 def split_front_matter(
-    decoded: str,
-) -> tuple[str, dict[str, str | None], tuple[str, ...], tuple[str, ...]]:
-    """A Markdown file's text without its front matter, and what the front matter says:
-    (text, title/category/effective_date, tags, the OPERATOR_META fields it names, which
-    are ignored). `date` stands for `effective_date` when that is not given."""
+    decoded: str, start: int = 0,
+) -> tuple[int, dict[str, str | None], tuple[str, ...], tuple[str, ...]]:
+    """Where a Markdown file's body begins (after the front matter at `start`, and the blank
+    lines after it), and what the front matter says: (body start, title/category/
+    effective_date, tags, the OPERATOR_META fields it names, which are ignored). `date`
+    stands for `effective_date` when that is not given."""
     try:
-        front = read_front_matter(decoded)
+        front = read_front_matter(decoded[start:])
         if front is None:
-            return decoded, {}, (), ()
+            return start, {}, (), ()
         meta = {"title": front.text("title"), "category": front.text("category"),
                 "effective_date": front.text("effective_date") or front.text("date")}
         tags = front.items("tags")
     except FrontMatterError as exc:
         raise LoadError(str(exc)) from None
-    text = decoded[front.end:].lstrip("\n")
-    if not text.strip():
+    after = start + front.end
+    body_start = len(decoded) - len(decoded[after:].lstrip("\n"))
+    if not decoded[body_start:].strip():
         raise LoadError("no text after the front matter")
-    return text, meta, tags, tuple(sorted(OPERATOR_META & front.keys))
+    return body_start, meta, tags, tuple(sorted(OPERATOR_META & front.keys))
 
 
 def parse_binary(raw: bytes, source: str, fmt: str, password: str | None = None) -> Document:

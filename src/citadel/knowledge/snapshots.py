@@ -47,7 +47,11 @@ from citadel.text.analysis import analyser_identity
 # backend keeps flagged and retired chunks out of search before the top k is chosen (a
 # version-6 snapshot lets planted chunks take the top k's places and the retired policy be
 # retrieved alone).
-KNOWLEDGE_SCHEMA_VERSION = 7
+# 8: a Markdown or plain-text document's text is the file's own text (universal newlines, a
+# byte-order mark and the front matter included, `Document.body_start` where the body
+# begins), so offsets index the file and `content_sha256` hashes all of it; a version-7
+# snapshot's offsets of a file with front matter are off by the front matter's length.
+KNOWLEDGE_SCHEMA_VERSION = 8
 MANIFEST_FORMAT = "citadel-snapshot-manifest/1"
 DENSE_SCHEMA = {"dtype": "float32", "metric": "cosine", "normalised": True}
 SPARSE_SCHEMA = {"kind": "bm25-terms", "version": 1}

@@ -161,7 +161,9 @@ class ChunkView(BaseModel):
            window_chars: int) -> ChunkView:
         text = document.text if document is not None else chunk.content
         base = 0 if document is not None else chunk.start
-        lo = max(0, chunk.start - base - window_chars)
+        # Never into what precedes the body (a Markdown file's front matter): it is not shown.
+        first = document.body_start if document is not None else 0
+        lo = max(first, chunk.start - base - window_chars)
         hi = min(len(text), chunk.end - base + window_chars)
         return cls(
             **chunk.model_dump(include={"chunk_id", "document_id", "source", "title", "section",
@@ -196,8 +198,13 @@ class DocumentView(BaseModel):
     source: str
     title: str
     format: DocumentFormat
-    text: str = Field(description="The source text that citation and chunk offsets point into.")
-    content_sha256: str
+    text: str = Field(description="The source text that citation and chunk offsets point "
+                      "into: for Markdown and plain text the file's text (universal newlines), "
+                      "for HTML, PDF and Word the extracted text.")
+    content_sha256: str = Field(description="SHA-256 of `text` as UTF-8.")
+    body_start: int = Field(default=0, description="Where the document's body begins in "
+                            "`text`: before it, a byte-order mark and a Markdown file's front "
+                            "matter, counted by offsets but not part of the document shown.")
     category: str
     authority: float
     effective_date: dt.date | None = None
@@ -212,8 +219,8 @@ class DocumentView(BaseModel):
         bounds = [*document.pages, len(document.text)]
         return cls(
             **document.model_dump(include={"document_id", "source", "title", "format", "text",
-                                           "content_sha256", "category", "authority",
-                                           "effective_date", "tenant"}),
+                                           "content_sha256", "body_start", "category",
+                                           "authority", "effective_date", "tenant"}),
             snapshot_id=snapshot_id,
             chunks=[ChunkSpan(chunk_id=c.chunk_id, section=c.section, start=c.start, end=c.end)
                     for c in chunks],

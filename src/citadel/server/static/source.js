@@ -1,7 +1,8 @@
 // The source panel: a document's stored text with a span highlighted. A paged document (PDF)
 // shows the cited page (with the quote highlighted and the page number), and the reader can
 // turn pages. Offsets from the server count Unicode code points (Python), so the text is
-// sliced by code points here, not by JavaScript's UTF-16 units.
+// sliced by code points here, not by JavaScript's UTF-16 units. Only the body is shown: what
+// precedes `body_start` (a Markdown file's front matter) is counted by offsets, never shown.
 import { clear, h, show } from "./dom.js";
 
 export class SourcePanel {
@@ -54,6 +55,9 @@ export class SourcePanel {
       const doc = await this.document(documentId);
       const length = [...doc.text].length; // offsets count code points
       if (end > length) throw new Error(`the link points past the end of ${documentId}`);
+      if (start < (doc.body_start ?? 0)) {
+        throw new Error(`the link points before the text of ${documentId}`);
+      }
       const chunk = doc.chunks.find((c) => c.chunk_id === chunkId)
         || doc.chunks.find((c) => c.start <= start && end <= c.end);
       const quoteSpan = { start, end };
@@ -154,7 +158,7 @@ export class SourcePanel {
     const text = clear(this.part("source-text"));
     // Three nested ranges at most: [chunk [quote] chunk]; each boundary cut once, and only
     // inside the shown stretch (a page range, or the whole text).
-    const lo = shown ? shown.start : 0;
+    const lo = shown ? shown.start : doc.body_start ?? 0;
     const hi = shown ? shown.end : chars.length;
     const cuts = [lo, hi];
     for (const span of [chunkSpan, quoteSpan]) {
