@@ -209,6 +209,26 @@ def agreement(key: list[dict], relabel: list[dict]) -> dict:
             "kappa": round(kappa, 4), "disagreements": disagreements}
 
 
+def dropped(paths: Iterable[Path]) -> set[tuple[str, int | None]]:
+    """The items a second writer labelled otherwise, from agreement files."""
+    return {(d["id"], d.get("qi")) for path in paths
+            for d in json.loads(path.read_text("utf-8"))["disagreements"]}
+
+
+def without(records: list[dict], drop: set[tuple[str, int | None]]) -> list[dict]:
+    """The records less the dropped items: a question of a passage, or a whole claim pair
+    (a passage left with fewer than the brief's minimum questions stays: its other
+    questions were not disputed)."""
+    out = []
+    for r in records:
+        if "questions" in r:
+            qs = [q for i, q in enumerate(r["questions"]) if (r["id"], i) not in drop]
+            out.append({**r, "questions": qs})
+        elif (r["id"], None) not in drop:
+            out.append(r)
+    return out
+
+
 def card(report: Report, agreement_figures: dict | None, files: list[Path]) -> str:
     c = report.counts
     answered = {k.split(":", 1)[1]: v for k, v in c.items() if k.startswith("answered:")}
@@ -226,7 +246,9 @@ def card(report: Report, agreement_figures: dict | None, files: list[Path]) -> s
              f"{agreement_figures['agree']} of {agreement_figures['items']} sampled items "
              f"({agreement_figures['agreement']:.1%}), Cohen's kappa "
              f"{agreement_figures['kappa']:.3f}; the {len(agreement_figures['disagreements'])} "
-             "items the second writer labelled otherwise are dropped from training")
+             "items the second writer labelled otherwise are dropped from training"
+             + (f" (sampled from {', '.join(agreement_figures['sampled_from'])})"
+                if agreement_figures.get("sampled_from") else ""))
     return f"""# Data card: the reader's written training data
 
 Written for this project by writers following the briefs in `training/briefs/`
@@ -282,6 +304,9 @@ def main(argv: list[str] | None = None) -> int:
     v = sub.add_parser("validate", help="check files; exit 1 on any error")
     v.add_argument("files", nargs="+")
     v.add_argument("--clean", type=Path, help="write only the valid records here, per file")
+    v.add_argument("--drop", type=Path, action="append", default=[],
+                   help="an agreement file: leave out the items the second writer labelled "
+                        "otherwise (with --clean; repeatable)")
     s = sub.add_parser("sample", help="a blind sample for a second writer, and its key")
     s.add_argument("files", nargs="+")
     s.add_argument("--n", type=int, default=300)
@@ -308,8 +333,9 @@ def main(argv: list[str] | None = None) -> int:
                 print("  " + e)
             if args.clean:
                 args.clean.mkdir(parents=True, exist_ok=True)
+                kept = without(report.kept, dropped(args.drop))
                 (args.clean / path.name).write_text("".join(
-                    json.dumps(r, ensure_ascii=False) + "\n" for r in report.kept), "utf-8")
+                    json.dumps(r, ensure_ascii=False) + "\n" for r in kept), "utf-8")
         whole = validate(paths)  # duplicates across files
         cross = len(whole.errors) - total
         if cross:

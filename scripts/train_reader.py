@@ -202,6 +202,54 @@ def scifact_pairs(root: Path, rng: random.Random, held_out: bool) -> list[Pair]:
     return pairs
 
 
+WRITTEN = ROOT / "training" / "data"
+
+
+def written_pairs(paths: Sequence[Path], analyser, rng: random.Random) -> list[Pair]:
+    """The written data (`training/briefs/`): each question against each statement of its
+    passage, read as the judgement reads it at answer time (`judgement.units`: a list item
+    with its introduction, a table row with its header, an FAQ answer with its question, a
+    whole introduced list). A statement holding the answer span is positive (with the span);
+    the others, hardest first, negative; every statement of an unanswered question is
+    negative, the one holding its near-miss words first. Quote-claim pairs: the claim
+    against the quote, supported positive, contradicted and not-enough-info negative."""
+    from citadel.answering.judgement import units
+
+    records = [json.loads(line) for path in paths
+               for line in path.read_text("utf-8").splitlines() if line.strip()]
+    passages = [r for r in records if "passage" in r]
+    analyses = analyser.analyse_chunks([r["passage"] for r in passages])
+    pairs: list[Pair] = []
+    for r, analysis in zip(passages, analyses, strict=True):
+        text, title = r["passage"], r["title"]
+        statements = [u for u in units(text, analysis) if u.may_answer]
+        for i, q in enumerate(r["questions"]):
+            qid, question = f"{r['id']}-{i}", q["q"]
+            target = q.get("answer") if q["label"] == "answered" else q.get("near")
+            at = text.find(target) if target else -1
+            holds = [u for u in statements if at >= 0 and u.sentence.start <= at
+                     and at + len(target) <= u.sentence.end]
+            others = sorted((u for u in statements if u not in holds), key=lambda u: -(
+                len(_words(question) & _words(u.read)) + rng.random() * 0.1))
+            kept = others[:MAX_NEGATIVES]
+            if q["label"] == "answered":
+                for u in holds:
+                    k = u.read.find(target)
+                    span = (k, k + len(target)) if k >= 0 else None
+                    pairs.append(Pair(f"written:{r['id']}", qid, question, title, u.read, 1,
+                                      span, "written"))
+            else:
+                kept = holds[:1] + kept[:MAX_NEGATIVES - 1]
+            pairs.extend(Pair(f"written:{r['id']}", qid, question, title, u.read, 0, None,
+                              "written" if q["label"] == "answered" else "written-unanswered")
+                         for u in kept)
+    for r in records:
+        if "claim" in r:
+            pairs.append(Pair(f"written:{r['id']}", r["id"], r["claim"], "", r["quote"],
+                              int(r["label"] == "supported"), None, "written-claim"))
+    return pairs
+
+
 # --- the model ------------------------------------------------------------------------------
 
 
@@ -517,6 +565,11 @@ def main() -> int:
     parser.add_argument("--dev-fold", choices=("even", "odd"), default=None,
                         help="an experiment: train on the dev half's articles at even (or odd) "
                              "positions too, and score on the others")
+    parser.add_argument("--written", type=Path, default=WRITTEN,
+                        help="the written training data (training/data/*.jsonl); an empty "
+                             "or missing folder trains without it")
+    parser.add_argument("--no-squad", action="store_true",
+                        help="an experiment: train on the written data and SciFact only")
     parser.add_argument("--score-only", action="store_true",
                         help="no training: score the model already in --out, rewrite its card")
     args = parser.parse_args()
@@ -551,7 +604,9 @@ def main() -> int:
     science_test = scifact_pairs(scifact, random.Random(SEED), held_out=True)
     made = synthetic_negatives(train_pairs, rng)
     made_dev = synthetic_negatives(dev_pairs, rng)
-    pairs = train_pairs + made + science
+    written = written_pairs(sorted(args.written.glob("*.jsonl")), analyser, rng) \
+        if args.written.is_dir() else []
+    pairs = ([] if args.no_squad else train_pairs + made) + science + written
     with_dev = args.with_dev or args.dev_fold is not None
     if with_dev:
         pairs += dev_pairs + made_dev
@@ -574,6 +629,9 @@ def main() -> int:
             "squad2_dev_half_pairs": len(dev_pairs) if with_dev else 0,
             "synthetic_negatives": len(made) + (len(made_dev) if with_dev else 0),
             "scifact_pairs_calibration_half": len(science),
+            "written_pairs": len(written),
+            "written_files": sorted(p.name for p in args.written.glob("*.jsonl"))
+            if args.written.is_dir() else [],
             "pairs": len(pairs),
         },
     }

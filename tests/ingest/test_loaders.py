@@ -161,3 +161,18 @@ def test_html_hidden_text_is_kept_apart_and_its_spans_returned():
 
 def test_html_without_hidden_text_has_no_hidden_spans():
     assert extract_html("<p>Plain.</p>").hidden_spans == ()
+
+
+def test_html_tables_become_rows_with_their_header_and_cells_apart():
+    text = extract_html("<table><tr><th>Treatment</th><th>Fee</th></tr>"
+                        "<tr><td>Porcelain crown</td><td>$1,350</td></tr>"
+                        "<tr><td>A | B</td><td>$5</td></tr></table>").text
+    assert text.strip().split("\n\n") == ["| Treatment | Fee |", "|---|---|",
+                                  "| Porcelain crown | $1,350 |", "| A / B | $5 |"]
+
+
+def test_html_list_items_and_definition_lists_keep_their_shape():
+    text = extract_html("<p>We deliver to:</p><ul><li>Ireland</li><li>France</li></ul>"
+                        "<dl><dt>Phone:</dt><dd>(503) 555-0148</dd></dl>").text
+    assert text.strip().split("\n\n") == ["We deliver to:", "- Ireland", "- France",
+                                  "Phone: (503) 555-0148"]

@@ -465,13 +465,40 @@ class _Extractor(HTMLParser):
         # membership test on the list made deeply nested hidden pages quadratic.
         self.hidden_stack: list[str] = []
         self.hidden_open: Counter[str] = Counter()
+        # A table row's cells, and whether every one is a header cell: a row becomes one
+        # Markdown line "| a | b |" (and a header row its "|---|---|" rule), so that its cells
+        # stay apart and a row is read with its header (`text.structure`).
+        self.cells: list[str] | None = None
+        self.header_row = True
+        self.term: str | None = None  # a <dt>'s text, said with its <dd>: "Term: definition"
+        self.item = False  # inside an <li>: its text is a Markdown list item "- text"
+
+    def _text(self) -> str:
+        text = re.sub(r"\s+", " ", "".join(self.current)).strip()
+        self.current = []
+        return text
 
     def _flush(self) -> None:
-        text = re.sub(r"\s+", " ", "".join(self.current)).strip()
+        text = self._text()
         if text:
-            prefix = "#" * self.heading_level + " " if self.heading_level else ""
+            prefix = ("#" * self.heading_level + " " if self.heading_level else
+                      "- " if self.item else "")
             self.blocks.append((prefix + text, bool(self.hidden_stack)))
-        self.current = []
+
+    def _cell(self) -> None:
+        if self.cells is not None:
+            self.cells.append(self._text().replace("|", "/"))
+
+    def _row(self) -> None:
+        if self.cells is None:
+            return
+        self._cell()
+        cells, self.cells = [c for c in self.cells[1:]], None  # [0]: text before the first cell
+        if any(cells):
+            hidden = bool(self.hidden_stack)
+            self.blocks.append(("| " + " | ".join(cells) + " |", hidden))
+            if self.header_row:
+                self.blocks.append(("|" + "---|" * len(cells), hidden))
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = dict(attrs)
@@ -496,6 +523,19 @@ class _Extractor(HTMLParser):
         elif _HEADING_TAG.fullmatch(tag):
             self._flush()
             self.heading_level = int(tag[1])
+        elif tag == "tr":
+            self._row()
+            self._flush()
+            self.cells, self.header_row = [], True
+        elif tag in ("td", "th") and self.cells is not None:
+            self._cell()
+            self.header_row = self.header_row and tag == "th"
+        elif tag == "dd" and self.term is not None:
+            self._flush()
+            self.current, self.term = [f"{self.term}: "], None
+        elif tag == "li":
+            self._flush()
+            self.item = True
         elif tag in _BLOCK_TAGS:
             self._flush()
 
@@ -519,6 +559,16 @@ class _Extractor(HTMLParser):
         elif _HEADING_TAG.fullmatch(tag):
             self._flush()
             self.heading_level = 0
+        elif tag in ("tr", "table"):
+            self._row()
+            self._flush()
+        elif tag in ("td", "th") and self.cells is not None:
+            pass  # the cell ends at the next cell or the row's end
+        elif tag == "dt":
+            self.term = self._text().rstrip(":") or None
+        elif tag == "li":
+            self._flush()
+            self.item = False
         elif tag in _BLOCK_TAGS:
             self._flush()
 
