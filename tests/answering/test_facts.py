@@ -67,3 +67,17 @@ def test_the_word_before_a_value_is_recorded():
     facts = extract_facts("Items delivered between 1 November 2026 and 24 December 2026 can "
                           "be returned until 31 January 2027.")
     assert [f.lead for f in facts] == ["between", "and", "until"]
+
+
+def test_a_number_is_a_fact_only_as_a_count_of_its_noun():
+    digits = only("You can hold 3 gift cards at once.", "count")
+    words = only("You can hold three gift cards at once.", "count")
+    assert (digits.unit, digits.text, words.text) == ("gift", "3 gift", "three gift")
+    assert agree(digits, words)
+    assert extract_facts("Call us on 0800 123 456.") == []
+
+
+def test_new_kinds_of_value_are_facts_too():
+    assert only("The desk is open 9am to 5pm.", "hours").text == "9am to 5pm"
+    assert only("The desk is open Monday to Friday.", "weekdays").text == "Monday to Friday"
+    assert only("The depot is five kilometres away.", "quantity").unit == "m"

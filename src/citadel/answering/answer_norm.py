@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from citadel.text import values
@@ -51,6 +52,7 @@ class NormalAnswer:
     tag: str | None = None  # the tagger's class of a text answer ("place"), None: untyped
 
 
+@lru_cache(maxsize=8192)
 def words_of(text: str) -> tuple[str, ...]:
     """Lower-case words without punctuation or filler, numbers as digits ("Thirty" -> "30",
     "1,000" -> "1000", "3rd" -> "3")."""
@@ -63,6 +65,7 @@ def words_of(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=8192)  # every pair of spans of an answer reads each span again
 def normalise(text: str, tag: str | None = None) -> NormalAnswer | None:
     """`text` read as a value or as words; None when nothing is left to compare.
     `tag`: the tagger's type of the span (spaCy's labels; `ANSWER` or None: untyped)."""

@@ -61,13 +61,13 @@ WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", 
 
 # Words before a value that hedge it without changing it ("within 30 days", "about a day").
 HEDGES = ("about", "around", "approximately", "roughly", "nearly", "almost", "circa", "up to",
-          "within", "under", "over", "less than", "more than", "at least", "at most", "just",
-          "only", "exactly")
+          "within", "under", "over", "less than", "more than", "at least", "at most")
 # Words that hedge, place or introduce a value without changing it ("from 9am to 5pm", "in
 # 1998", "at least £50"): a span of these and one value is that value.
 FILLER = frozenset({
     "a", "an", "the", "of", "in", "on", "at", "to", "by", "from", "for", "and", "until",
-    "till", "some", "c", "ca", "its", "their", "his", "her", "our",
+    "till", "between", "some", "c", "ca", "just", "only", "exactly", "its", "their", "his",
+    "her", "our",
     *(w for hedge in HEDGES for w in hedge.split()),
 })
 
@@ -115,16 +115,20 @@ _CALENDAR_SLACK = 1 / 30
 
 
 def _plural(word: str) -> str:
-    return word if word.endswith(("s", "feet")) else word + "s"
+    return word if word.endswith(("s", "foot", "feet")) else word + "s"
 
 
-_UNITS: dict[str, tuple[str, float]] = {}  # written form -> (base unit, factor)
-for _base, _factor, _words, _abbreviations in _UNIT_TABLE:
-    for _w in _words:
-        _UNITS[_w] = _UNITS[_plural(_w)] = (_base, _factor)
-    for _a in _abbreviations:
-        _UNITS[_a] = (_base, _factor)
-_UNIT_WORDS_ANY_CASE = {w for _, _, words, _ in _UNIT_TABLE for w in words for w in (w, _plural(w))}
+def _unit_forms() -> dict[str, tuple[str, float]]:
+    """Written form -> (base unit, factor to it): every word, its plural, every abbreviation."""
+    forms: dict[str, tuple[str, float]] = {}
+    for base, factor, words, abbreviations in _UNIT_TABLE:
+        for form in (*words, *map(_plural, words), *abbreviations):
+            forms[form] = (base, factor)
+    return forms
+
+
+_UNITS = _unit_forms()
+_UNIT_WORDS_ANY_CASE = {w for _, _, words, _ in _UNIT_TABLE for w in (*words, *map(_plural, words))}
 _SYMBOLS = {s: code for code, (symbols, _, _) in _CURRENCIES.items() for s in symbols}
 _CURRENCY_WORDS = {w: (code, 1.0) for code, (_, words, _) in _CURRENCIES.items() for w in words}
 _CURRENCY_WORDS |= {w: (code, 0.01) for code, (_, _, cents) in _CURRENCIES.items()
@@ -305,16 +309,17 @@ _HOURS = re.compile(
     rf"(?=[\dnNmM])(?<![\w.,:])(?:{_time('a')}|(?P<abare>\d{{1,2}})(?![\d:.]))"
     rf"\s*(?:-|–|—|(?i:to|until|till|through|and))\s*(?:{_time('b')})"
 )
-_DAY_WORD = r"[A-Za-z]{3,9}"
+_DAY_WORD = r"(?i:mon|tue|wed|thu|fri|sat|sun)[a-z]{0,6}"
 _WEEKDAYS = re.compile(
-    rf"(?=[MTWFSmtwfsEeDd7])(?:\b(?P<d1>{_DAY_WORD})\.?\s*(?:-|–|—|(?i:to|through|thru|until|till))\s*(?P<d2>{_DAY_WORD})"
-    rf"(?![\w])"
+    rf"(?=[MTWFSmtwfsEeDd7])(?:\b(?P<d1>{_DAY_WORD})\.?"
+    rf"\s*(?:-|–|—|(?i:to|through|thru|until|till))\s*(?P<d2>{_DAY_WORD})(?![\w])"
     rf"|\b(?P<one>{_DAY_NAME}s?)\b"
     r"|\b(?P<set>(?i:weekdays|weekends?|every\s+day|daily|7\s+days\s+a\s+week))\b)"
 )
 _CODES = "|".join(code.upper() for code in _CURRENCIES)
 _MONEY = re.compile(
-    rf"(?=[\d£€$UGE])(?:(?P<sym>US\$|[£€$])\s?(?P<a1>{_NUM}){_NUM_END}(?:\s?(?P<scale>k|m|bn)\b)?"
+    rf"(?=[\d£€$UGE])"
+    rf"(?:(?P<sym>US\$|[£€$])\s?(?P<a1>{_NUM}){_NUM_END}(?:\s?(?P<scale>k|m|bn)\b)?"
     rf"|\b(?P<code>{_CODES})\s?(?P<a2>{_NUM}){_NUM_END}"
     rf"|{_FREE}(?P<a3>{_NUM}){_NUM_END}\s?(?P<word>[^\W\d_]+))"
 )
@@ -323,9 +328,10 @@ _QUANTITY = re.compile(
     rf"{_FREE}(?P<lo>{_NUM}){_NUM_END}(?:\s*(?:-|–|—|(?i:to))\s*(?P<hi>{_NUM}){_NUM_END})?"
     rf"\s*-?\s*(?:(?i:business|working|calendar)\s+)?(?P<unit>[^\W\d_]+)"
 )
-_WORD_DURATION = re.compile(
-    r"(?=[ahns])(?:\b(?P<half>half\s+)?an?\s+(?:(?:business|working|calendar)\s+)?(?P<unit>[a-z]+)"
-    r"|\b(?P<next>next|same)\s+(?:(?:business|working)\s+)?day\b)", re.I)
+_WORD_DURATION = re.compile(  # (?i:...) on the words only: a case-blind [a-z] is slow to build
+    r"(?=[AaHhNnSs])(?:\b(?P<half>(?i:half)\s+)?(?i:an?)\s+"
+    r"(?:(?i:business|working|calendar)\s+)?(?P<unit>[A-Za-z]+)"
+    r"|\b(?P<next>(?i:next|same))\s+(?:(?i:business|working)\s+)?(?i:day)\b)")
 _NUMBER = re.compile(rf"(?=\d)(?<![\w.,/:-])(?P<a>{_NUM}){_NUM_END}(?![^\W\d_]|%)")
 _SCALES = {"k": 1e3, "m": 1e6, "bn": 1e9}
 _MONTH_NUMBER = {m[:3]: i for i, m in enumerate(MONTHS, 1)}
@@ -491,6 +497,13 @@ _ANY_DIGIT = re.compile(r"\d")
 
 def find_values(text: str) -> list[Value]:
     """Every value `text` states, in order of position."""
+    return list(_values_of(text))
+
+
+# The same sentences and spans are read by every conflict check of an answer, and again for
+# the next question that retrieves them: values are immutable, so they are kept.
+@lru_cache(maxsize=8192)
+def _values_of(text: str) -> tuple[Value, ...]:
     digits = _Digits(text)
     has_digit = _ANY_DIGIT.search(digits.text) is not None
     taken: list[tuple[int, int]] = []
@@ -507,7 +520,7 @@ def find_values(text: str) -> list[Value]:
                 continue
             found.append(Value(text=text[start:end], start=start, end=end, **fields))
             taken.append((start, end))
-    return sorted(found, key=lambda v: v.start)
+    return tuple(sorted(found, key=lambda v: v.start))
 
 
 _WORD = re.compile(r"[^\W\d_]+|\d+")
@@ -527,7 +540,7 @@ def read_value(text: str) -> Value | None:
     """`text` read as one value, None when it is not one ("about 30 days", "from 9am to 5pm"
     and "in 1998" are; "30 days after delivery" and "Lyon" are not). A span that is only a
     number of four digits from 1000 to 2999 is a year."""
-    values = find_values(text)
+    values = _values_of(text)
     if len(values) != 1:
         return None
     v = values[0]
@@ -581,4 +594,4 @@ def compare_texts(a: str, b: str) -> Relation:
 
 def states(text: str, value: Value) -> bool:
     """Whether `text` states `value` among its values."""
-    return any(compare(v, value) == "equal" for v in find_values(text))
+    return any(compare(v, value) == "equal" for v in _values_of(text))
