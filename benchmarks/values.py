@@ -1,12 +1,12 @@
 """Cost and verdicts of comparing values: `citadel.text.values` against the comparators it
 replaced, in one process.
 
-    .venv/bin/python benchmarks/values.py [--before e131b60] [--repeat 5]
+    .venv/bin/python benchmarks/values.py [--before REV] [--repeat 5]
 
 The comparators before (`facts.extract_facts` / `agree`, `span_conflicts.spans_agree`,
-`answer_norm.normalise` / `answers_relation`) are loaded from git at `--before` (the commit
-before `citadel.text.values`) under another package name, beside today's, so both run on
-the same inputs in the same process:
+`answer_norm.normalise` / `answers_relation`) are loaded from git at `--before` (default:
+the commit before `citadel/text/values.py` was added) under another package name, beside
+today's, so both run on the same inputs in the same process:
 
 1. **Import**: `citadel.text.values` and text2num, each in a fresh interpreter
    (`-X importtime`, cumulative microseconds).
@@ -140,10 +140,15 @@ def wrong(verdict: Callable[[str, str], str], pairs: list[tuple[str, str, str]])
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--before", default="e131b60", help="the commit before values.py")
+    parser.add_argument("--before", default=None,
+                        help="a commit before values.py (default: the one before it was added)")
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    before = load_before(args.before)
+    rev = args.before or subprocess.run(
+        ["git", "-C", str(ROOT), "rev-list", "-1", "--diff-filter=A", "HEAD", "--",
+         "src/citadel/text/values.py"], check=True, capture_output=True, text=True,
+    ).stdout.strip() + "^"
+    before = load_before(rev)
     pairs = [(expected, a, b) for expected, rows in (
         ("equal", EQUAL), ("different", DIFFERENT), ("incomparable", INCOMPARABLE))
         for _, a, b in rows]
@@ -202,7 +207,7 @@ def main() -> None:
     out = ROOT / "benchmarks" / "results" / "values.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({
-        "before": args.before, "imports_us": imports,
+        "before": rev, "imports_us": imports,
         "per_call_us": [{"what": w, "old": on, "new": nn, "before": o, "after": a,
                          "after_read_before": c, "inputs": n}
                         for w, on, nn, o, a, c, n in rows],
