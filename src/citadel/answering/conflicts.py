@@ -59,8 +59,9 @@ MIN_TIE_OVERLAP = 0.5
 DEFAULT_AUTHORITY_GAP = 0.5
 
 _CUES: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
-    (re.compile(r"\bhow (?:long|soon|quickly)\b|\bhow many (?:minutes|hours|days|weeks|months|"
-                r"years)\b|\bexpir|\bvalid\b|\bdeadline\b|\btime limit\b", re.I),
+    (re.compile(r"\bhow (?:long|soon|quickly|often)\b|\bfrequen|"
+                r"\bhow many (?:minutes|hours|days|weeks|months|years)\b|\bexpir|\bvalid\b|"
+                r"\bdeadline\b|\btime limit\b", re.I),
      frozenset({"duration", "date"})),
     (re.compile(r"\bhow much\b|\bcosts?\b|\bprices?\b|\bfees?\b|\bcharges?\b", re.I),
      frozenset({"money", "percent"})),
@@ -76,7 +77,7 @@ _CUES: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
                 r"\bdimensions?\b", re.I), frozenset({"quantity"})),
 )
 _CALENDAR_WORDS = frozenset({*MONTHS, *WEEKDAYS})
-_ALL_KINDS = frozenset({"duration", "money", "percent", "date", "place"})
+ALL_KINDS = frozenset({"duration", "money", "percent", "date", "place"})
 _CUE_WORDS = frozenset({"long", "much", "many", "soon", "quickly", "time", "until"})
 # "If an item arrives faulty, ..." states a value for a narrower case than the one asked.
 _CONDITIONAL = re.compile(r"(?:if|unless|when|where|in case)\b", re.I)
@@ -104,7 +105,7 @@ def asked_kinds(question: str) -> frozenset[str]:
     states itself ("Can I return anything within 90 days?" asks about a duration)."""
     kinds = frozenset().union(*(k for cue, k in _CUES if cue.search(question)))
     kinds |= {f.kind for f in extract_facts(question)}
-    return kinds or _ALL_KINDS
+    return kinds or ALL_KINDS
 
 
 def question_terms(question: str) -> set[str]:

@@ -12,13 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from citadel.answering.conflicts import check_conflicts
+from citadel.answering.conflicts import ALL_KINDS, asked_kinds, check_conflicts
 from citadel.answering.decision.request import DecisionRequest
 from citadel.answering.reader_conflicts import answers, kept_conflict, reader_conflict
 from citadel.answering.span_conflicts import span_conflict
 from citadel.gate import GateResult
 from citadel.records import Conflict, ConflictSide, Context, Judgement, SentenceJudgement
 from citadel.text.quotes import normalize
+from citadel.text.values import find_values, read_value
 
 
 @dataclass(frozen=True)
@@ -66,8 +67,46 @@ def detected(req: DecisionRequest) -> Iterator[tuple[str, Conflict]]:
     for detector in DETECTORS:
         with req.trace.stage("conflicts"):
             conflict = detector.detect(req.question, req.context, req.authority_gap)
-        if conflict is not None and on_the_question(conflict, req.context.judgement):
+        if (conflict is not None and on_the_question(conflict, req.context.judgement)
+                and of_the_asked_kind(conflict, req.question)):
             yield detector.name, conflict
+
+
+# The kinds of value `text.values` reads, by the kinds a question's cue words ask for
+# (`conflicts.asked_kinds`): "how many" asks a count, not an amount of money.
+_ANSWERED_BY = {"count": {"number"}, "quantity": {"quantity", "number"},
+                "time": {"time", "hours"}, "hours": {"hours", "time", "weekdays"},
+                "weekdays": {"weekdays", "hours"}, "duration": {"duration"},
+                "date": {"date", "duration"}, "money": {"money"}, "percent": {"percent"},
+                "place": set()}
+
+
+def of_the_asked_kind(conflict: Conflict, question: str) -> bool:
+    """A question whose cue words ask for a kind of value ("how many users", "how much",
+    "what time") is answered only by values of that kind: "$8" and "five" do not disagree
+    on how many users a plan has. A question without such cues keeps every side."""
+    kinds = asked_kinds(question)
+    if kinds == ALL_KINDS:
+        return True
+    wanted = set().union(*(_ANSWERED_BY.get(k, set()) for k in kinds))
+    for side in conflict.sides:
+        kind = side_kind(side)
+        if kind is not None and kind not in wanted:
+            return False
+    return True
+
+
+def side_kind(side: ConflictSide) -> str | None:
+    """The kind of a side's value, read where its quote states it ("8" in "| $8 |" is
+    money), else from the value alone; None for a value that is no number, time or date."""
+    at = side.quote.find(side.value)
+    if at >= 0:
+        end = at + len(side.value)
+        for value in find_values(side.quote):
+            if value.start < end and at < value.end:
+                return value.kind
+    value = read_value(side.value)
+    return None if value is None else value.kind
 
 
 def _squash(text: str) -> str:
