@@ -14,8 +14,9 @@ from citadel.knowledge.signing import KeyStore
 from citadel.records import Answer, SignedReceipt
 from citadel.server.cited import CitedAnswer
 
+# The last format-1 signer's list (`verdict` joined it shortly before format 2).
 FIELDS = ("answer", "abstained", "grounded", "degraded", "missing", "citations", "span",
-          "conflict", "sources_consulted", "next_step")
+          "conflict", "sources_consulted", "next_step", "verdict")
 
 
 def format_1_receipt(answer: Answer, store: KeyStore) -> SignedReceipt:

@@ -274,23 +274,28 @@ def test_a_field_the_answer_shows_but_the_receipt_did_not_sign_is_reported(signe
     assert "verified_by is in the answer but was not signed" in check.problems()
 
 
-def test_every_field_of_the_answer_is_signed_and_compared_without_a_list_of_them(tmp_path):
-    """A field added to `Answer` (say a `verdict`) is signed and compared with no edit to the
-    receipts: here an Answer with one more field than today's."""
+def test_every_field_of_the_answer_is_signed_and_compared_without_a_list_of_them(
+        signed, tmp_path):
+    """Every field of `Answer` (its `verdict` too) is signed and compared, and so is a field
+    added to it later, with no edit to the receipts: here an Answer with one more field."""
+    settings, _, answer = signed
+    assert json.loads(answer["receipt"]["payload"])["verdict"] == answer["verdict"]
+    changed = _edit(answer, "verdict.reason", lambda v: "nothing_answers")
+    assert check_receipt(changed, keys_of(settings)).mismatches == ["verdict"]
 
-    class WithVerdict(Answer):
-        verdict: str = "supported"
+    class Later(Answer):
+        assurance: str = "high"
 
     base = Answer(answer="Yes. [S1]", grounded=True, abstained=False,
                   trace=Trace(request_id="r-1", snapshot_id="kb-1"))
     store = KeyStore(tmp_path)
-    answer = json.loads(Signer(store)(WithVerdict(**base.model_dump())).model_dump_json())
+    later = json.loads(Signer(store)(Later(**base.model_dump())).model_dump_json())
     keys = store.public_keys()
-    assert json.loads(answer["receipt"]["payload"])["verdict"] == "supported"
-    assert check_receipt(answer, keys).ok
-    assert check_receipt({**answer, "verdict": "contradicted"}, keys).mismatches == ["verdict"]
-    without = {k: v for k, v in answer.items() if k != "verdict"}
-    assert check_receipt(without, keys).absent == ["verdict"]
+    assert json.loads(later["receipt"]["payload"])["assurance"] == "high"
+    assert check_receipt(later, keys).ok
+    assert check_receipt({**later, "assurance": "low"}, keys).mismatches == ["assurance"]
+    without = {k: v for k, v in later.items() if k != "assurance"}
+    assert check_receipt(without, keys).absent == ["assurance"]
 
 
 def test_the_receipts_format_is_signed(signed):

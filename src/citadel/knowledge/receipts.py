@@ -4,8 +4,8 @@ The signed payload is the answer exactly as it is handed out: every field of it 
 and `receipt` (today the answer text, each citation with its chunk id, document, source,
 title, section, quote, offsets, pages, snapshot id and content hash, and a door's link `url`,
 `abstained`, `grounded`, `degraded`, `missing`, the conflict with its stated values, the
-answer span, the sources consulted and the next step; a field added to `Answer` is signed
-without an edit here), plus the request it answered (`PROVENANCE`: the request id, the
+answer span, the sources consulted, the next step and the verdict; a field added to `Answer`
+is signed without an edit here), plus the request it answered (`PROVENANCE`: the request id, the
 question's hash, the snapshot, the generator and its prompt version, read from the trace) and
 the receipt's own facts (format, key id, time). The engine signs the answer it makes; a door
 that adds links to the citations (MCP, the chat endpoint) signs its own copy, links included.
