@@ -536,7 +536,7 @@ class SignedReceipt(Record):
     (sorted keys, no spaces, UTF-8); `signature` is Ed25519 over its UTF-8 bytes, base64.
     Anyone with the public key (`GET /v1/keys`) can check it, offline."""
 
-    format: Literal["citadel-receipt-1"] = "citadel-receipt-1"
+    format: Literal["citadel-receipt-1", "citadel-receipt-2"] = "citadel-receipt-2"
     algorithm: Literal["Ed25519"] = "Ed25519"
     key_id: str
     signed_at: dt.datetime

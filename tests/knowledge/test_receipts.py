@@ -1,6 +1,8 @@
-"""Signed receipts: every answer is signed; any change to what a reader relies on, or to the
-signature, fails verification and names the part; keys rotate and are revoked; a receipt is
-checkable by an independent verifier and offline when the knowledge base is gone."""
+"""Signed receipts: every answer is signed; any change to what a reader relies on, a signed
+field deleted or an unsigned one added, or a change to the signature, fails verification and
+names the part, whatever fields the answer record has; keys rotate and are revoked; old
+`citadel-receipt-1` receipts still verify; a receipt is checkable by an independent verifier
+and offline when the knowledge base is gone."""
 
 from __future__ import annotations
 
@@ -18,10 +20,12 @@ from citadel.cli import main
 from citadel.config import Settings
 from citadel.engine import Engine
 from citadel.ingest.pipeline import ingest
-from citadel.knowledge.receipts import Signer, check_receipt
+from citadel.knowledge.receipts import FORMAT, FORMAT_1, Signer, check_receipt
 from citadel.knowledge.signing import KeyStore
+from citadel.records import Answer, Trace
 from citadel.retrieval.embedders.hashing import HashingEmbedder
 from tests.doors import ANSWERED, build_doors_kb
+from tests.helpers_receipts import format_1_answer, format_1_door_answer
 
 # The doors' knowledge base answers ANSWERED from the policy and flags the forum: a conflict
 # with stated values and sources to tamper with; SPAN_QUESTION's answer has a span.
@@ -239,3 +243,84 @@ def test_settings_can_turn_signing_off(tmp_path):
     finally:
         engine.close()
     assert not (settings.home / "keys").exists()
+
+
+# --- the whole payload against the whole answer --------------------------------------------
+
+
+def test_deleting_signed_fields_fails_and_names_them(signed):
+    # The attack: a conflict answer without its conflict, span and sources still "verified".
+    settings, _, answer = signed
+    stripped = {k: v for k, v in answer.items()
+                if k not in ("conflict", "span", "sources_consulted")}
+    check = check_receipt(stripped, keys_of(settings))
+    assert check.signature == "valid" and not check.ok
+    assert check.absent == ["conflict", "sources_consulted", "span"]
+    assert "conflict was signed but is missing from the answer" in check.problems()
+    first = {k: v for k, v in answer["citations"][0].items() if k != "section"}
+    check = check_receipt({**answer, "citations": [first, *answer["citations"][1:]]},
+                          keys_of(settings))
+    assert check.absent == ["citations[0].section"] and not check.ok
+
+
+def test_a_field_the_answer_shows_but_the_receipt_did_not_sign_is_reported(signed):
+    settings, _, answer = signed
+    added = {**answer, "verified_by": "Acme Legal",
+             "citations": [{**answer["citations"][0], "note": "approved"},
+                           *answer["citations"][1:]]}
+    check = check_receipt(added, keys_of(settings))
+    assert check.signature == "valid" and not check.ok
+    assert check.unsigned == ["citations[0].note", "verified_by"]
+    assert "verified_by is in the answer but was not signed" in check.problems()
+
+
+def test_every_field_of_the_answer_is_signed_and_compared_without_a_list_of_them(
+        signed, tmp_path):
+    """Every field of `Answer` (its `verdict` too) is signed and compared, and so is a field
+    added to it later, with no edit to the receipts: here an Answer with one more field."""
+    settings, _, answer = signed
+    assert json.loads(answer["receipt"]["payload"])["verdict"] == answer["verdict"]
+    changed = _edit(answer, "verdict.reason", lambda v: "nothing_answers")
+    assert check_receipt(changed, keys_of(settings)).mismatches == ["verdict"]
+
+    class Later(Answer):
+        assurance: str = "high"
+
+    base = Answer(answer="Yes. [S1]", grounded=True, abstained=False,
+                  trace=Trace(request_id="r-1", snapshot_id="kb-1"))
+    store = KeyStore(tmp_path)
+    later = json.loads(Signer(store)(Later(**base.model_dump())).model_dump_json())
+    keys = store.public_keys()
+    assert json.loads(later["receipt"]["payload"])["assurance"] == "high"
+    assert check_receipt(later, keys).ok
+    assert check_receipt({**later, "assurance": "low"}, keys).mismatches == ["assurance"]
+    without = {k: v for k, v in later.items() if k != "assurance"}
+    assert check_receipt(without, keys).absent == ["assurance"]
+
+
+def test_the_receipts_format_is_signed(signed):
+    settings, _, answer = signed
+    assert answer["receipt"]["format"] == FORMAT
+    assert json.loads(answer["receipt"]["payload"])["format"] == FORMAT
+    check = check_receipt(_edit(answer, "receipt.format", lambda v: FORMAT_1),
+                          keys_of(settings))
+    assert check.mismatches == ["format"] and not check.ok
+
+
+def test_citadel_receipt_1_receipts_still_verify_with_a_note_for_what_they_did_not_sign(
+        signed):
+    settings, engine, _ = signed
+    store = KeyStore(settings.home)
+    answer = engine.answer(SPAN_QUESTION)
+    old = format_1_answer(answer, store)
+    check = check_receipt(old, keys_of(settings))
+    assert check.ok and check.format == FORMAT_1 and not check.notes
+    # A door's record of the time: links added after signing, `missing` not shown.
+    door = format_1_door_answer(answer, store, "http://127.0.0.1:8000")
+    check = check_receipt(door, keys_of(settings))
+    assert check.ok, check
+    assert any("links were not signed" in note for note in check.notes)
+    assert any("did not show `missing`" in note for note in check.notes)
+    # Everything they did sign is held to it: deleting a signed field fails as for format 2.
+    stripped = {k: v for k, v in door.items() if k != "span"}
+    assert check_receipt(stripped, keys_of(settings)).absent == ["span"]

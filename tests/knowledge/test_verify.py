@@ -9,7 +9,15 @@ from click.testing import CliRunner
 from citadel.cli import main
 from citadel.config import Settings
 from citadel.ingest.pipeline import ingest
-from citadel.knowledge.verify import parse_receipts, verify_receipts
+from citadel.knowledge.verify import (
+    Receipt,
+    link_problems,
+    origin_of,
+    parse_receipts,
+    server_origins,
+    source_fragment,
+    verify_receipts,
+)
 from citadel.retrieval.embedders.hashing import HashingEmbedder
 
 
@@ -171,3 +179,46 @@ def test_verify_rejects_bad_input_with_a_message(tmp_path):
     bad.write_text(json.dumps({"answer": "I don't know", "citations": []}))
     result = run(tmp_path, "verify", str(bad))
     assert result.exit_code == 0 and "no citations to verify" in result.output
+
+
+# --- a door's links ------------------------------------------------------------------------
+
+CITATION = {"label": "S1", "chunk_id": "refunds-policy#2", "document_id": "refunds-policy",
+            "source": "refunds-policy.md", "title": "Refunds", "section": "Eligibility",
+            "quote": "within 30 days", "start": 10, "end": 24, "snapshot_id": "kb-1",
+            "content_sha256": "0" * 64}
+FRAGMENT = "doc=refunds-policy&chunk=refunds-policy%232&start=10&end=24"
+
+
+def linked(url):
+    return [{**CITATION, "url": url}]
+
+
+def test_a_link_is_an_http_address_that_opens_its_own_quote():
+    assert source_fragment(Receipt.model_validate(CITATION)) == FRAGMENT
+    assert link_problems(linked(f"http://127.0.0.1:8000/#{FRAGMENT}")) == []
+    assert link_problems([CITATION]) == []  # no link (`/v1/answer`): nothing to check
+    for url in (f"javascript:alert(1)//#{FRAGMENT}", f"data:text/html,hi#{FRAGMENT}",
+                f"//evil.example/#{FRAGMENT}", f"file:///etc/passwd#{FRAGMENT}", 42):
+        assert link_problems(linked(url)) == [
+            "the link of citation S1 is not an http(s) address"], url
+    assert link_problems(linked("http://127.0.0.1:8000/#doc=ceo-memo&start=0&end=9")) == [
+        "the link of citation S1 does not open its quote"]
+
+
+def test_a_link_must_lead_to_the_server_when_the_verifier_knows_it():
+    evil = linked(f"https://evil.example/#{FRAGMENT}")
+    assert link_problems(evil) == []  # offline: the server is not known (the signature is)
+    origins = server_origins("http://localhost:8000/")
+    assert link_problems(evil, origins) == [
+        "the link of citation S1 leads to https://evil.example:443, not to the server "
+        "(http://127.0.0.1:8000, http://[::1]:8000, http://localhost:8000)"]
+    # Loopback names reach the same server; another port or scheme does not.
+    assert link_problems(linked(f"http://127.0.0.1:8000/#{FRAGMENT}"), origins) == []
+    assert link_problems(linked(f"http://127.0.0.1:9000/#{FRAGMENT}"), origins)
+    assert link_problems(linked(f"https://localhost:8000/#{FRAGMENT}"), origins)
+    public = server_origins("https://KB.example.com")
+    assert public == {"https://kb.example.com:443"}
+    assert link_problems(linked(f"https://kb.example.com:443/x/#{FRAGMENT}"), public) == []
+    assert origin_of("javascript:alert(1)") is None and origin_of("http://[::1]/") == \
+        "http://[::1]:80"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -60,9 +61,15 @@ def revoke(key_id: str) -> None:
 def export(out: Path | None) -> None:
     """The public keys as JSON (what GET /v1/keys serves): give it to whoever must check
     receipts without reaching the server."""
+    from citadel.knowledge.signing import open_private
+
     text = _store().public_keys().model_dump_json(indent=2) + "\n"
     if out is None:
         click.echo(text, nl=False)
     else:
-        out.write_text(text)
+        # Readable by all (the keys are public), writable by the owner only whatever the
+        # umask: `citadel verify --key` refuses a key file others can change.
+        with os.fdopen(open_private(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644),
+                       "w") as fh:
+            fh.write(text)
         click.echo(f"wrote {out}", err=True)

@@ -1,10 +1,14 @@
 """Signed receipts: what an answer said and on what evidence, signed by the server.
 
-The signed fields (`payload_fields`) are everything a reader relies on: the question's hash,
-the answer text, each citation (chunk id, document, source, title, section, quote, offsets,
-pages, snapshot id, content hash), `abstained`, `grounded`, `degraded`, `missing`, the
-conflict with its stated values, the answer span, the sources consulted, the next step, the
-generator and its prompt version, the request id, the snapshot, the key id and the time.
+The signed payload is the answer exactly as it is handed out: every field of it but `trace`
+and `receipt` (today the answer text, each citation with its chunk id, document, source,
+title, section, quote, offsets, pages, snapshot id and content hash, and a door's link `url`,
+`abstained`, `grounded`, `degraded`, `missing`, the conflict with its stated values, the
+answer span, the sources consulted, the next step and the verdict; a field added to `Answer`
+is signed without an edit here), plus the request it answered (`PROVENANCE`: the request id, the
+question's hash, the snapshot, the generator and its prompt version, read from the trace) and
+the receipt's own facts (format, key id, time). The engine signs the answer it makes; a door
+that adds links to the citations (MCP, the chat endpoint) signs its own copy, links included.
 
 The canonical form, so that any language can check a receipt:
 
@@ -15,8 +19,14 @@ The canonical form, so that any language can check a receipt:
   base64 of its raw 32 bytes.
 
 A verifier checks the signature over `payload` exactly as given (never re-serialised), then
-reads `payload` as JSON and compares it with the answer it came with: a changed answer text,
-quote, offset or conflict value is named, field by field.
+reads `payload` as JSON and compares the whole of it with the whole answer it came with: a
+changed field is named, a signed field missing from the answer fails, and so does a field
+the answer shows that was not signed.
+
+Formats: `citadel-receipt-2` signs a door's links. Under `citadel-receipt-1` a citation's
+`url` was added after signing, and a door's record (MCP, chat) did not carry `missing`; such
+receipts still verify, with a note saying what the signature does not cover (the link is
+then checked for its scheme, its quote and, when the server is known, its origin).
 """
 
 from __future__ import annotations
@@ -25,6 +35,7 @@ import base64
 import datetime as dt
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from cryptography.exceptions import InvalidSignature
@@ -32,12 +43,22 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from pydantic import BaseModel, Field, ValidationError
 
 from citadel.knowledge.signing import KeyStore, PublicKeys
-from citadel.records import Answer, SignedReceipt
+from citadel.records import Answer, SignedReceipt, Trace
 
-FORMAT = "citadel-receipt-1"
-# Fields of the answer (as any door shows it) that a receipt vouches for, compared one by one.
-ANSWER_FIELDS = ("answer", "abstained", "grounded", "degraded", "missing", "citations", "span",
-                 "conflict", "sources_consulted", "next_step", "verdict")
+FORMAT = "citadel-receipt-2"
+FORMAT_1 = "citadel-receipt-1"
+# The receipt's own facts, compared with its envelope.
+RECEIPT_FACTS = ("format", "key_id", "signed_at")
+# The request the answer was made for, from its trace. An answer shows them in its `trace`
+# (`/v1/answer`) or, in part, at its top level (a door's `request_id`, `snapshot_id`): each is
+# compared where it is shown; the payload is the account of the rest.
+PROVENANCE = ("request_id", "question_sha256", "snapshot_id", "generator", "prompt_version")
+# Never signed: the trace (diagnostics, but for its provenance) and the receipt itself.
+UNSIGNED = ("trace", "receipt")
+# A door's link on a citation (signed since citadel-receipt-2).
+LINK = "url"
+# What a citadel-receipt-1 door record (it has no `trace`) left out although it was signed.
+FORMAT_1_DOOR_OMITS = frozenset({"missing"})
 SignatureState = Literal["valid", "invalid", "unknown key", "revoked key", "absent",
                          "malformed"]
 
@@ -46,23 +67,36 @@ def canonical(fields: Mapping[str, Any]) -> str:
     return json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def payload_fields(answer: Answer, key_id: str, signed_at: dt.datetime) -> dict[str, Any]:
-    trace = answer.trace
-    dumped = answer.model_dump(mode="json", include=set(ANSWER_FIELDS))
-    return {**dumped, "format": FORMAT, "key_id": key_id, "signed_at": _time(signed_at),
-            "request_id": trace.request_id, "question_sha256": trace.question_sha256,
-            "snapshot_id": trace.snapshot_id, "generator": trace.generator,
-            "prompt_version": trace.prompt_version}
+def shown_fields(answer: Answer) -> dict[str, Any]:
+    """The answer as JSON without what is never signed."""
+    return answer.model_dump(mode="json", exclude=set(UNSIGNED))
+
+
+def payload_fields(shown: Mapping[str, Any], trace: Trace, key_id: str,
+                   signed_at: dt.datetime) -> dict[str, Any]:
+    """Everything a receipt signs: the answer as shown (any door's shape, as JSON), the
+    request it answered and the receipt's facts."""
+    answer = {k: v for k, v in shown.items() if k not in UNSIGNED}
+    return {**answer, **{name: getattr(trace, name) for name in PROVENANCE},
+            "format": FORMAT, "key_id": key_id, "signed_at": _time(signed_at)}
+
+
+def sign_fields(shown: Mapping[str, Any], trace: Trace, key_id: str,
+                private: Ed25519PrivateKey, signed_at: dt.datetime | None = None
+                ) -> SignedReceipt:
+    """The receipt of an answer as shown (JSON) and the trace of its request."""
+    at = (signed_at or dt.datetime.now(dt.UTC)).replace(microsecond=0)
+    payload = canonical(payload_fields(shown, trace, key_id, at))
+    signature = base64.b64encode(private.sign(payload.encode())).decode()
+    return SignedReceipt(format=FORMAT, key_id=key_id, signed_at=at, payload=payload,
+                         signature=signature)
 
 
 def sign(answer: Answer, key_id: str, private: Ed25519PrivateKey,
          signed_at: dt.datetime | None = None) -> Answer:
     """The answer with its signed receipt."""
-    at = (signed_at or dt.datetime.now(dt.UTC)).replace(microsecond=0)
-    payload = canonical(payload_fields(answer, key_id, at))
-    signature = base64.b64encode(private.sign(payload.encode())).decode()
-    return answer.model_copy(update={"receipt": SignedReceipt(
-        key_id=key_id, signed_at=at, payload=payload, signature=signature)})
+    receipt = sign_fields(shown_fields(answer), answer.trace, key_id, private, signed_at)
+    return answer.model_copy(update={"receipt": receipt})
 
 
 def _time(at: dt.datetime) -> str:
@@ -76,14 +110,32 @@ class ReceiptCheck(BaseModel):
     detail: str = ""
     key_id: str | None = None
     signed_at: str | None = None
+    format: str | None = Field(default=None, description="The signed payload's format.")
     mismatches: list[str] = Field(default_factory=list, description="Parts of the answer "
                                   "that differ from what the receipt signed.")
+    absent: list[str] = Field(default_factory=list, description="Signed parts the answer "
+                              "does not show (deleted).")
+    unsigned: list[str] = Field(default_factory=list, description="Parts the answer shows "
+                                "that the receipt did not sign (added).")
+    notes: list[str] = Field(default_factory=list, description="What an older format's "
+                             "signature does not cover, and was checked otherwise.")
     signed: dict[str, Any] | None = Field(default=None, description="The signed fields, "
                                           "when the signature is valid.")
 
     @property
     def ok(self) -> bool:
-        return self.signature == "valid" and not self.mismatches
+        return self.signature == "valid" and not (self.mismatches or self.absent
+                                                   or self.unsigned)
+
+    def problems(self) -> list[str]:
+        """Each failure, as a sentence (none for a valid receipt over exactly this answer,
+        or for an answer without a receipt)."""
+        found = ([] if self.signature in {"valid", "absent"}
+                 else [f"signature {self.signature}: {self.detail}"])
+        found += [f"{part} differs from the signed receipt" for part in self.mismatches]
+        found += [f"{part} was signed but is missing from the answer" for part in self.absent]
+        found += [f"{part} is in the answer but was not signed" for part in self.unsigned]
+        return found
 
 
 def check_receipt(answer: Mapping[str, Any], keys: PublicKeys) -> ReceiptCheck:
@@ -95,8 +147,8 @@ def check_receipt(answer: Mapping[str, Any], keys: PublicKeys) -> ReceiptCheck:
         receipt = SignedReceipt.model_validate(raw)
         signature = base64.b64decode(receipt.signature, validate=True)
     except (ValidationError, ValueError):
-        return ReceiptCheck(signature="malformed", detail="the receipt is not a "
-                            f"{FORMAT} receipt")
+        return ReceiptCheck(signature="malformed", detail=f"the receipt is not a {FORMAT} "
+                            f"(or {FORMAT_1}) receipt")
     base = {"key_id": receipt.key_id, "signed_at": _time(receipt.signed_at)}
     key = keys.get(receipt.key_id)
     if key is None:
@@ -112,46 +164,75 @@ def check_receipt(answer: Mapping[str, Any], keys: PublicKeys) -> ReceiptCheck:
         return ReceiptCheck(signature="revoked key", detail=f"key {key.key_id} was revoked "
                             f"on {key.revoked_at}: its signatures are no longer trusted", **base)
     signed = json.loads(receipt.payload)
-    mismatches = _differences(answer, receipt, signed)
+    found = _compare(answer, receipt, signed)
     return ReceiptCheck(signature="valid", detail=f"signed by key {key.key_id} ({key.status})",
-                        mismatches=mismatches, signed=signed, **base)
+                        format=signed.get("format"), mismatches=found.mismatches,
+                        absent=found.absent, unsigned=found.unsigned, notes=found.notes,
+                        signed=signed, **base)
 
 
-def _differences(answer: Mapping[str, Any], receipt: SignedReceipt,
-                 signed: Mapping[str, Any]) -> list[str]:
-    """The answer's fields that are not what the receipt signed (only fields the answer
-    shows: a bare receipt proves its payload)."""
-    found: list[str] = []
-    if signed.get("key_id") != receipt.key_id:
-        found.append("key_id")
-    if signed.get("signed_at") != _time(receipt.signed_at):
-        found.append("signed_at")
+@dataclass
+class _Found:
+    mismatches: list[str] = field(default_factory=list)
+    absent: list[str] = field(default_factory=list)
+    unsigned: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _compare(answer: Mapping[str, Any], receipt: SignedReceipt,
+             signed: Mapping[str, Any]) -> _Found:
+    """The whole signed payload against the whole answer, field by field: whatever fields
+    the signer's `Answer` had, with no list of them here."""
+    found = _Found()
+    old = signed.get("format") == FORMAT_1
+    envelope = {"format": receipt.format, "key_id": receipt.key_id,
+                "signed_at": _time(receipt.signed_at)}
+    found.mismatches += [name for name in RECEIPT_FACTS if signed.get(name) != envelope[name]]
     trace = answer.get("trace") if isinstance(answer.get("trace"), Mapping) else {}
-    for name in ("request_id", "snapshot_id"):
-        shown = answer.get(name, trace.get(name))
-        if shown is not None and shown != signed.get(name):
-            found.append(name)
-    for name in ANSWER_FIELDS:
+    for name in PROVENANCE:
+        if any(name in where and where[name] != signed.get(name) for where in (answer, trace)):
+            found.mismatches.append(name)
+    for name, value in signed.items():
+        if name in RECEIPT_FACTS or name in PROVENANCE:
+            continue
         if name not in answer:
-            continue
-        if name == "citations":
-            found += _citation_differences(answer[name], signed.get(name) or [])
-        elif answer[name] != signed.get(name):
-            found.append(name)
+            if old and name in FORMAT_1_DOOR_OMITS and "trace" not in answer:
+                found.notes.append(f"{FORMAT_1}: a door's answer did not show `{name}`; "
+                                   f"its signed value is {json.dumps(value)}")
+            else:
+                found.absent.append(name)
+        elif name == "citations":
+            _compare_citations(answer[name], value, old, found)
+        elif answer[name] != value:
+            found.mismatches.append(name)
+    found.unsigned += [name for name in answer
+                       if name not in signed and name not in UNSIGNED and name not in PROVENANCE]
     return found
 
 
-def _citation_differences(shown: Any, signed: list[dict[str, Any]]) -> list[str]:
-    if not isinstance(shown, list) or len(shown) != len(signed):
-        return ["citations (count)"]
-    found = []
+def _compare_citations(shown: Any, signed: Any, old: bool, found: _Found) -> None:
+    if not isinstance(shown, list) or not isinstance(signed, list) or len(shown) != len(signed):
+        found.mismatches.append("citations (count)")
+        return
+    unsigned_links = 0
     for i, (mine, theirs) in enumerate(zip(shown, signed, strict=True)):
-        if not isinstance(mine, Mapping):
-            found.append(f"citations[{i}]")
+        if not isinstance(mine, Mapping) or not isinstance(theirs, Mapping):
+            found.mismatches.append(f"citations[{i}]")
             continue
-        # A door adds a link (`url`); every signed field must be shown unchanged.
-        found += [f"citations[{i}].{k}" for k in sorted(theirs) if mine.get(k) != theirs[k]]
-    return found
+        for k in sorted(theirs):
+            if k not in mine:
+                found.absent.append(f"citations[{i}].{k}")
+            elif mine[k] != theirs[k]:
+                found.mismatches.append(f"citations[{i}].{k}")
+        for k in sorted(set(mine) - set(theirs)):
+            if old and k == LINK:
+                unsigned_links += 1
+            else:
+                found.unsigned.append(f"citations[{i}].{k}")
+    if unsigned_links:
+        found.notes.append(f"{FORMAT_1}: the citations' links were not signed; each was "
+                           "checked for an http(s) address that opens its own quote (and "
+                           "the server's origin, when the server is known)")
 
 
 class Signer:
@@ -164,3 +245,8 @@ class Signer:
     def __call__(self, answer: Answer) -> Answer:
         key_id, private = self.store.active()
         return sign(answer, key_id, private)
+
+    def receipt(self, shown: Mapping[str, Any], trace: Trace) -> SignedReceipt:
+        """The receipt of an answer as a door shows it (its links included)."""
+        key_id, private = self.store.active()
+        return sign_fields(shown, trace, key_id, private)

@@ -1,6 +1,7 @@
 """The server's signing keys (Ed25519), kept in `CITADEL_HOME/keys/`.
 
-    keys/keys.json         every key's public half, id, status and dates (published)
+    keys/                  mode 0700
+    keys/keys.json         every key's public half, id, status and dates (published), 0600
     keys/<key id>.pem      the private half of each key (mode 0600), never published
 
 The first signature creates a key. `rotate` makes a new key the active one; older keys stay
@@ -8,6 +9,10 @@ published as `retired`, so receipts they signed still verify. `revoke` marks a k
 longer trusted: receipts it signed then fail verification, and it never signs again. A key
 id is the first 16 hex digits of the SHA-256 of the raw public key, so anyone can recompute
 it from the key.
+
+Whoever can write `keys/` or `keys.json` decides which keys are trusted (adds one, un-revokes
+one), so they are created 0700 / 0600 whatever the umask, and a key store that others can
+write (or a private key others can read) is refused with the `chmod` that fixes it.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import fcntl
 import hashlib
 import json
 import os
+import stat
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -36,6 +42,39 @@ KeyStatus = Literal["active", "retired", "revoked"]
 
 class SigningKeyError(ValueError):
     """A key operation that cannot be done (the message says why)."""
+
+
+class UnsafeKeyFile(SigningKeyError, PermissionError):
+    """A key file or the keys folder is open to others (the message says the chmod to run).
+    A PermissionError too, so the command line prints it as a one-line error."""
+
+
+# Modes a key file may not have: anyone but the owner writing (all of them), or reading (the
+# private keys).
+_WRITABLE_BY_OTHERS = stat.S_IWGRP | stat.S_IWOTH
+_OPEN_TO_OTHERS = stat.S_IRWXG | stat.S_IRWXO
+
+
+def refuse_unsafe(path: Path, mode_now: int, wanted: int, why: str, *,
+                  secret: bool = False) -> None:
+    """Refuse a key file (or folder) that others can write, or, a `secret`, read or write;
+    the message says why it matters and the chmod (to `wanted`) that fixes it."""
+    if mode_now & (_OPEN_TO_OTHERS if secret else _WRITABLE_BY_OTHERS):
+        raise UnsafeKeyFile(
+            f"{path} has mode {stat.S_IMODE(mode_now):04o}: {why}. Refusing to use it; run "
+            f"`chmod {wanted:o} {path}` (and check that its keys are the ones you made)")
+
+
+def open_private(path: Path, flags: int, mode: int = 0o600) -> int:
+    """A file descriptor for `path` with `mode` (0600: the owner's alone) whatever the umask;
+    an existing file gets that mode too."""
+    fd = os.open(path, flags | os.O_NOFOLLOW, mode)
+    try:
+        os.fchmod(fd, mode)
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
 
 
 class PublicKey(BaseModel):
@@ -127,8 +166,11 @@ class KeyStore:
     def _changing(self) -> Iterator[None]:
         """Held while keys change: one thread, and one process (workers share the home), at a
         time, each reading the latest keys.json inside it."""
-        self.dir.mkdir(parents=True, exist_ok=True)
-        with self._lock, (self.dir / ".lock").open("a") as lock:
+        # The umask can only take bits away from 0700 (the home above keeps its own mode).
+        self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self._check_dir()
+        with self._lock, os.fdopen(open_private(self.dir / ".lock",
+                                                os.O_WRONLY | os.O_CREAT), "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             self._cache = None
             try:
@@ -139,9 +181,13 @@ class KeyStore:
     def _load(self) -> tuple[PublicKeys, Ed25519PrivateKey | None, str | None]:
         """The published keys and the active private key, re-read when keys.json changed."""
         try:
-            stamp = self._file.stat().st_mtime_ns
+            found = self._file.stat()
         except FileNotFoundError:
             return PublicKeys(), None, None
+        self._check_dir()
+        refuse_unsafe(self._file, found.st_mode, 0o600,
+                      "others can write it, and so trust a key of theirs or un-revoke one")
+        stamp = found.st_mtime_ns
         cache = self._cache
         if cache is not None and cache[0] == stamp:
             return cache[1], cache[2], cache[3]
@@ -149,7 +195,11 @@ class KeyStore:
         active = next((k for k in keys.keys if k.status == "active"), None)
         private = None
         if active is not None:
-            pem = (self.dir / f"{active.key_id}.pem").read_bytes()
+            path = self.dir / f"{active.key_id}.pem"
+            with open(path, "rb") as fh:
+                refuse_unsafe(path, os.fstat(fh.fileno()).st_mode, 0o600,
+                              "others can read or change this private key", secret=True)
+                pem = fh.read()
             loaded = serialization.load_pem_private_key(pem, password=None)
             if not isinstance(loaded, Ed25519PrivateKey) or key_id_of(
                     loaded.public_key()) != active.key_id:
@@ -168,8 +218,7 @@ class KeyStore:
         path = self.dir / f"{key_id}.pem"
         # Created 0600 from the start: the private key is never readable by others, not even
         # for a moment.
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as fh:
+        with os.fdopen(open_private(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL), "wb") as fh:
             fh.write(pem)
         raw = private.public_key().public_bytes(serialization.Encoding.Raw,
                                                 serialization.PublicFormat.Raw)
@@ -183,6 +232,11 @@ class KeyStore:
     def _write(self, keys: PublicKeys) -> None:
         """Replace keys.json atomically (a reader sees the old file or the new one)."""
         tmp = self._file.with_name(f".{KEYS_FILE}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(keys.model_dump(mode="json"), indent=2) + "\n")
+        with os.fdopen(open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "w") as fh:
+            fh.write(json.dumps(keys.model_dump(mode="json"), indent=2) + "\n")
         os.replace(tmp, self._file)
         self._cache = None
+
+    def _check_dir(self) -> None:
+        refuse_unsafe(self.dir, self.dir.stat().st_mode, 0o700,
+                      "others can write in it, and so replace keys.json or a private key")

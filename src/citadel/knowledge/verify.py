@@ -14,7 +14,10 @@ knowledge base and with the engine's own records:
 * the answer: every `[Sn]` marker in its text has a citation labelled Sn and every citation
   is referred to by a marker, and — when the engine's request log holds the request — its
   text and citations are exactly what the engine answered (`compare_with_record`; the CLI
-  reads the request log).
+  reads the request log; a door reads only its caller's tenant's requests);
+* a door's link on a citation (`url`): an http(s) address whose fragment opens that
+  citation's quote and, when the verifier knows the server, on the server's origin
+  (`link_problems`).
 
 Receipts are read as untrusted input, never as `Citation`s: only the citation gate builds
 those.
@@ -23,11 +26,13 @@ those.
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -42,9 +47,10 @@ STALE = "snapshot not active; source changed since"
 # What `GateResult.render` writes after a sentence; any other bracket was not the gate's.
 _MARKER = re.compile(r"\[(S\d+)\]")
 _METADATA = ("document_id", "source", "title", "section")
-# Added to a citation by the door that handed it out (its link), not by the engine: the door
-# checks it (`citadel.server.operations`).
+# Added to a citation by the door that handed it out (its link), not by the engine: the request
+# log's record has no link to compare it with (`link_problems` checks it).
 DOOR_FIELDS = frozenset({"url"})
+LINK_SCHEMES = ("http", "https")
 
 
 class VerifyError(ValueError):
@@ -126,6 +132,77 @@ def parse_answer(text: str | Any) -> SavedAnswer:
                        raw=data)
 
 
+def source_fragment(citation: Receipt | Any) -> str:
+    """The part of a citation's link that names its quote (the page reads it): document,
+    chunk and offsets, from the citation's own (signed) fields."""
+    return urlencode({"doc": citation.document_id, "chunk": citation.chunk_id,
+                      "start": citation.start, "end": citation.end})
+
+
+def origin_of(url: str) -> str | None:
+    """`scheme://host:port` of an http(s) URL (lower case, the default port written out), or
+    None for any other URL."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if scheme not in LINK_SCHEMES or not parts.hostname:
+        return None
+    port = port or (443 if scheme == "https" else 80)
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    return f"{scheme}://{host}:{port}"
+
+
+def server_origins(page_url: str) -> frozenset[str]:
+    """The origins a server's links may have, given its page's address: that origin, and on
+    a loopback address every loopback name for it (`localhost`, `127.0.0.1`, `[::1]`), which
+    all reach the same server."""
+    origin = origin_of(page_url)
+    if origin is None:
+        return frozenset()
+    parts = urlsplit(origin)
+    if not _loopback(parts.hostname or ""):
+        return frozenset({origin})
+    return frozenset(f"{parts.scheme}://{host}:{parts.port}"
+                     for host in ("localhost", "127.0.0.1", "[::1]"))
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+def link_problems(citations: Iterable[Any], origins: Collection[str] | None = None
+                  ) -> list[str]:
+    """A door's link on a citation must open that citation's quote: an http(s) address (no
+    `javascript:` or `data:`) whose fragment names the citation's document, chunk and
+    offsets; with `origins` (the server is known), on one of them. Citations without a link
+    pass; a malformed citation is left to the citation checks."""
+    problems = []
+    for c in citations:
+        if not isinstance(c, Mapping) or c.get("url") is None:
+            continue
+        label = c.get("label") or "?"
+        url = c["url"]
+        try:
+            expected = source_fragment(Receipt.model_validate(c))
+        except ValidationError:
+            continue
+        origin = origin_of(url) if isinstance(url, str) else None
+        if origin is None:
+            problems.append(f"the link of citation {label} is not an http(s) address")
+        elif urlsplit(url).fragment != expected:
+            problems.append(f"the link of citation {label} does not open its quote")
+        elif origins is not None and origin not in origins:
+            problems.append(f"the link of citation {label} leads to {origin}, not to the "
+                            f"server ({', '.join(sorted(origins)) or 'unknown'})")
+    return problems
+
+
 def parse_receipts(text: str) -> list[Receipt]:
     """Receipts from an Answer as JSON (or a bare list of citations)."""
     return list(parse_answer(text).receipts)
@@ -201,7 +278,8 @@ class VerifyReport(BaseModel):
                                       "snapshot: `active`, `present, not active` or `gone`.")
 
 
-# A request id -> the responses the engine's request log holds for it.
+# A request id -> the responses the engine's request log holds for it (a door: only those of
+# its caller's tenant, so that another tenant's request is as unknown as a made-up id).
 Records = Callable[[str], list[dict[str, Any]]]
 # Only a request's own tenant may learn whether a private chunk says something.
 ANY_TENANT = object()
@@ -210,22 +288,23 @@ ANY_TENANT = object()
 def verify_answer(settings: Settings, saved: SavedAnswer, *, records: Records | None = None,
                   withheld: str = "", tenant: Any = ANY_TENANT,
                   open_indexes: Mapping[str, SearchIndex] | None = None,
-                  keys: PublicKeys | None = None) -> VerifyReport:
+                  keys: PublicKeys | None = None,
+                  origins: Collection[str] | None = None) -> VerifyReport:
     """Check a saved answer: its signed receipt (given the signer's public `keys`), its
-    citations against their snapshots, its markers and (given `records`) that it is what the
-    engine answered. `tenant`: check as a request of that tenant would see the knowledge
-    base (a private chunk of another tenant is "not in the snapshot"); the operator's CLI
-    sees everything."""
+    citations against their snapshots and their links (on the server's `origins`, when the
+    verifier knows them), its markers and (given `records`) that it is what the engine
+    answered. `tenant`: check as a request of that tenant would see the knowledge base (a
+    private chunk of another tenant is "not in the snapshot"; `records` must then hold only
+    that tenant's requests); the operator's CLI sees everything."""
     signature = (check_receipt(saved.raw, keys) if keys is not None and saved.raw is not None
                  else None)
     signed = signature is not None and signature.ok  # valid, over exactly this answer
     verdicts = verify_receipts(settings, saved.receipts, tenant=tenant,
                                open_indexes=open_indexes)
     problems = marker_problems(saved)
-    if signature is not None and signature.signature not in {"valid", "absent"}:
-        problems.append(f"signature {signature.signature}: {signature.detail}")
     if signature is not None:
-        problems += [f"{part} differs from the signed receipt" for part in signature.mismatches]
+        problems += signature.problems()
+    problems += link_problems(saved.citations, origins)
     if records is not None and saved.answer is not None:
         recorded = records(saved.request_id) if saved.request_id else []
         if not recorded:

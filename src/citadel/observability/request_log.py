@@ -57,6 +57,10 @@ class RequestRecord(Record):
     request_id: str = Field(description="The server's id: unique.")
     client_request_id: str | None = Field(
         default=None, description="The id the client sent, if any (may repeat).")
+    tenant: str | None = Field(
+        default=None, description="The tenant the request was answered for, as the server "
+        "door that took it recorded it (\"\": public documents only); None when not "
+        "recorded (`citadel ask`, the agent, logs from before it was).")
     time: dt.datetime = Field(description="When the answer was made (UTC).")
     question_sha256: str
     question: str | None = Field(description="None when CITADEL_LOG_QUESTIONS=false.")
@@ -97,11 +101,13 @@ def build_record(
     *,
     log_question: bool = True,
     now: dt.datetime | None = None,
+    tenant: str | None = None,
 ) -> RequestRecord:
     t = answer.trace
     return RequestRecord(
         request_id=t.request_id,
         client_request_id=t.client_request_id,
+        tenant=tenant,
         time=now or dt.datetime.now(dt.UTC),
         question_sha256=t.question_sha256 or hashlib.sha256(question.encode()).hexdigest(),
         question=question if log_question else None,
@@ -154,6 +160,7 @@ _COLUMNS: dict[str, str] = {
     "schema_version": "INTEGER NOT NULL",
     "request_id": "TEXT NOT NULL",
     "client_request_id": "TEXT",
+    "tenant": "TEXT",
     "time": "TEXT NOT NULL",
     "ts": "REAL NOT NULL",
     "question_sha256": "TEXT NOT NULL",
@@ -267,6 +274,8 @@ class RequestLog:
         self._write_lock = threading.Lock()
         self._writer: sqlite3.Connection | None = None
         self._writer_pid = 0
+        # request id -> the tenant it is being answered for ("" public), while it is
+        self._askers: dict[str, str] = {}
 
     @classmethod
     def from_settings(cls, settings: Settings) -> RequestLog:
@@ -309,11 +318,25 @@ class RequestLog:
                     time.sleep(0.05)
             self._ready = True
 
+    @contextmanager
+    def asked_by(self, request_id: str, tenant: str | None) -> Iterator[None]:
+        """While it lasts, the request `request_id` is recorded as answered for `tenant`.
+
+        The engine logs an answer without the tenant it was asked for; the server's door that
+        took the request knows it (from the API key), and `verify` must compare a caller's
+        answer only with its own tenant's requests."""
+        self._askers[request_id] = tenant or ""
+        try:
+            yield
+        finally:
+            self._askers.pop(request_id, None)
+
     def log_answer(self, question: str, answer: Answer, authorities: Mapping[str, float], *,
                    log_question: bool = True) -> bool:
         """Record one answered request; never raises (the answer is already made)."""
         try:
-            record = build_record(question, answer, authorities, log_question=log_question)
+            record = build_record(question, answer, authorities, log_question=log_question,
+                                  tenant=self._askers.get(answer.trace.request_id))
         except Exception as exc:
             log.warning("request %s was not logged: %s", answer.trace.request_id, exc)
             return False
@@ -443,15 +466,27 @@ class RequestLog:
         """Every response recorded under this request id, latest first (`citadel verify`
         compares a saved answer with them; logs from before the server made every id may
         hold several)."""
+        return self._responses(request_id, None)
+
+    def responses_of(self, request_id: str, tenant: str | None) -> list[dict[str, Any]]:
+        """`responses`, of the requests answered for `tenant` only (None or "": public
+        requests): a record of another tenant, or whose tenant was not recorded, is left
+        out as if there were none."""
+        return self._responses(request_id, tenant or "")
+
+    def _responses(self, request_id: str, tenant: str | None) -> list[dict[str, Any]]:
         if not self.path.is_file():
             return []
+        sql = "SELECT response FROM requests WHERE request_id = ? AND response IS NOT NULL"
+        params = [request_id]
         with self._connect(readonly=True) as conn:
-            if "response" not in _table_columns(conn):
+            present = _table_columns(conn)
+            if "response" not in present or (tenant is not None and "tenant" not in present):
                 return []
-            rows = conn.execute(
-                "SELECT response FROM requests WHERE request_id = ? AND response IS NOT NULL "
-                "ORDER BY seq DESC", (request_id,),
-            ).fetchall()
+            if tenant is not None:
+                sql += " AND tenant = ?"
+                params.append(tenant)
+            rows = conn.execute(sql + " ORDER BY seq DESC", params).fetchall()
         return [json.loads(r[0]) for r in rows]
 
     def count(self) -> int:

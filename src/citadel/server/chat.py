@@ -26,6 +26,7 @@ from fastapi.responses import StreamingResponse
 
 from citadel.answering.streaming import CitationEvent, DeltaEvent, DoneEvent, ErrorEvent, MetaEvent
 from citadel.engine import InvalidQuestion
+from citadel.knowledge.receipts import Signer
 from citadel.server.auth import TENANT_SCOPED, TenantScope, tenant_scope
 from citadel.server.chat_models import (
     CHAT_ERRORS,
@@ -55,9 +56,11 @@ def page_url(request: Request) -> str:
 class ChunkWriter:
     """Turns one request's engine events into `chat.completion.chunk` SSE frames."""
 
-    def __init__(self, request_id: str, page: str, created: int) -> None:
+    def __init__(self, request_id: str, page: str, created: int, signer: Signer | None
+                 ) -> None:
         self.id = completion_id(request_id)
         self.page = page
+        self.signer = signer
         self.created = created
 
     def chunk(self, delta: dict[str, Any], finish: str | None = None,
@@ -81,7 +84,7 @@ class ChunkWriter:
         if isinstance(event, DeltaEvent):
             return self.chunk({"content": event.text})
         if isinstance(event, DoneEvent):
-            cited = CitedAnswer.of(event.answer, self.page)
+            cited = CitedAnswer.of(event.answer, self.page, self.signer)
             return self.chunk({"annotations": annotations(cited.answer, cited.citations)},
                               finish="stop", citadel=cited.model_dump(mode="json")) \
                 + b"data: [DONE]\n\n"
@@ -134,13 +137,14 @@ def chat_router() -> APIRouter:
         if body.stream:
             # Validates the question now, so bad input is a 4xx before the stream starts.
             events = await run_in_threadpool(lambda: operations.stream(question, **kwargs))
-            writer = ChunkWriter(request.state.request_id, page_url(request), created)
+            writer = ChunkWriter(request.state.request_id, page_url(request), created,
+                                 operations.signer)
             return StreamingResponse(sse_frames(events, request, writer),
                                      media_type="text/event-stream",
                                      headers={"Cache-Control": "no-cache",
                                               "X-Accel-Buffering": "no"})
         answer = await run_in_threadpool(lambda: operations.answer(question, **kwargs))
         request.state.log.update(answer_log_fields(answer))
-        return completion(answer, page_url(request), created)
+        return completion(answer, page_url(request), created, operations.signer)
 
     return router

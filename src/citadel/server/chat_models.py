@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from citadel.knowledge.receipts import Signer
 from citadel.records import Answer
 from citadel.server.cited import CitedAnswer, LinkedCitation
 from citadel.server.models import TopK
@@ -135,9 +136,11 @@ def annotations(answer: str, citations: list[LinkedCitation]) -> list[dict[str, 
     return out
 
 
-def completion(answer: Answer, page_url: str, created: int) -> dict[str, Any]:
-    """A non-streamed `chat.completion` carrying a gated answer."""
-    cited = CitedAnswer.of(answer, page_url)
+def completion(answer: Answer, page_url: str, created: int, signer: Signer | None
+               ) -> dict[str, Any]:
+    """A non-streamed `chat.completion` carrying a gated answer (signed by `signer`, links
+    included)."""
+    cited = CitedAnswer.of(answer, page_url, signer)
     return {
         "id": completion_id(cited.request_id), "object": "chat.completion",
         "created": created, "model": MODEL_ID, "system_fingerprint": cited.snapshot_id,

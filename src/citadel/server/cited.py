@@ -2,16 +2,17 @@
 each citation with a link to the page that opens its source with the quote highlighted.
 
 Nothing here decides what is cited: a `LinkedCitation` is a copy of a `Citation` the gate
-built for the request, plus its link; the doors only change the envelope.
+built for the request, plus its link; the doors only change the envelope. The engine's
+receipt signs the answer without links, so a door signs its own copy, links included
+(`citadel-receipt-2`): a changed link fails verification like a changed quote.
 """
 
 from __future__ import annotations
 
-from urllib.parse import urlencode
-
 from pydantic import BaseModel, Field, create_model
 
-from citadel.knowledge.verify import Receipt
+from citadel.knowledge.receipts import Signer
+from citadel.knowledge.verify import Receipt, source_fragment
 from citadel.records import (
     Answer,
     AnswerSpan,
@@ -30,9 +31,7 @@ def source_link(page_url: str, citation: Citation | Receipt) -> str:
 
     The target rides in the fragment, so it never reaches a server log; the page reads it
     (`static/app.js`) and fetches the document with the reader's own key, if any."""
-    fragment = urlencode({"doc": citation.document_id, "chunk": citation.chunk_id,
-                          "start": citation.start, "end": citation.end})
-    return f"{page_url.rstrip('/')}/#{fragment}"
+    return f"{page_url.rstrip('/')}/#{source_fragment(citation)}"
 
 
 class _Link(BaseModel):
@@ -77,16 +76,21 @@ class CitedAnswer(BaseModel):
                                           "over this answer (check it with `verify`).")
 
     @classmethod
-    def of(cls, answer: Answer, page_url: str) -> CitedAnswer:
-        return cls(
+    def of(cls, answer: Answer, page_url: str, signer: Signer | None) -> CitedAnswer:
+        """The door's copy of a gated answer, signed by `signer` when the engine signed the
+        answer (None: signing is off, and the copy is unsigned too)."""
+        cited = cls(
             answer=answer.answer, abstained=answer.abstained, grounded=answer.grounded,
             conflict=answer.conflict,
             citations=[LinkedCitation.of(c, page_url) for c in answer.citations],
             span=answer.span, sources_consulted=list(answer.sources_consulted),
             next_step=answer.next_step, degraded=answer.degraded, verdict=answer.verdict,
             request_id=answer.trace.request_id, snapshot_id=answer.trace.snapshot_id,
-            receipt=answer.receipt,
         )
+        if answer.receipt is None or signer is None:
+            return cited
+        shown = cited.model_dump(mode="json", exclude={"receipt"})
+        return cited.model_copy(update={"receipt": signer.receipt(shown, answer.trace)})
 
     def readable(self) -> str:
         """The answer as a model or a person reads it: the text with its markers, then a

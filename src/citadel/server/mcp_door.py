@@ -116,7 +116,7 @@ def build_server(operations: Operations, scope_of: Scoper, page_url: PageUrl) ->
         nothing retrieved answers; flags sources that disagree."""
         result = await run(operations.answer, question, tenant=tenant(ctx), top_k=top_k,
                            category=category)
-        cited = CitedAnswer.of(result, page_url(ctx))
+        cited = CitedAnswer.of(result, page_url(ctx), operations.signer)
         return CallToolResult(content=[TextContent(text=cited.readable())],
                               structured_content=cited.model_dump(mode="json"))
 
@@ -138,10 +138,11 @@ def build_server(operations: Operations, scope_of: Scoper, page_url: PageUrl) ->
                         "`citations`; with `answer` and `request_id` its text is checked too.")],
         ctx: Context,
     ) -> VerifyReport:
-        """Re-check a saved answer, as `citadel verify` does: each citation's quote still at
-        its offsets in its snapshot, the chunk's content hash, every marker backed by a
-        citation, and the text is what Citadel answered for that request."""
-        return await run(operations.verify, receipt, tenant=tenant(ctx))
+        """Re-check a saved answer, as `citadel verify` does: its signature over the whole
+        answer, each citation's quote still at its offsets in its snapshot, the chunk's
+        content hash, each link on this server and opening its quote, every marker backed by
+        a citation, and the text is what Citadel answered for that request."""
+        return await run(operations.verify, receipt, tenant=tenant(ctx), page=page_url(ctx))
 
     @server.resource(CHUNK_URI, name="chunk", title="A knowledge-base chunk",
                      mime_type="application/json")

@@ -5,24 +5,27 @@ got from the caller's API key, and sees what a request of that tenant sees on `/
 The methods block (retrieval, scoring, SQLite): doors call them from a worker thread. Each
 runs in one of the provider's answer slots, as `/v1/answer` does, so no door can crowd out
 the others.
+
+Every answer a door asks for is recorded in the request log with the caller's tenant
+(`asked_by`), and `verify` compares a caller's answer only with that tenant's requests: a
+request id of another tenant is as unknown as a made-up one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import uuid
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
-from urllib.parse import urlsplit
-
-from pydantic import ValidationError
 
 from citadel.answering.streaming import StreamEvent
 from citadel.engine import Engine
+from citadel.knowledge.receipts import Signer
 from citadel.knowledge.signing import KeyStore
-from citadel.knowledge.verify import Receipt, VerifyReport, parse_answer, verify_answer
+from citadel.knowledge.verify import VerifyReport, parse_answer, server_origins, verify_answer
 from citadel.observability.request_log import WITHHELD
 from citadel.records import Answer
 from citadel.retrieval.tenancy import visible
-from citadel.server.cited import source_link
 from citadel.server.models import ChunkView, SearchHit, SearchResults
 from citadel.server.provider import EngineProvider
 
@@ -38,6 +41,9 @@ class Operations:
 
     def __init__(self, provider: EngineProvider) -> None:
         self.provider = provider
+        # Signs a door's copy of an answer, its links included (`CitedAnswer.of`).
+        settings = provider.settings
+        self.signer = Signer(KeyStore(settings.home)) if settings.sign_answers else None
 
     @property
     def engine(self) -> Engine:
@@ -47,17 +53,22 @@ class Operations:
                category: str | None = None, request_id: str | None = None,
                client_request_id: str | None = None) -> Answer:
         engine = self.engine
-        return self.provider.call(engine.answer, question, top_k=top_k, tenant=tenant,
-                                  category=category, request_id=request_id,
-                                  client_request_id=client_request_id)
+        request_id = request_id or uuid.uuid4().hex
+        with asked_by(engine, request_id, tenant):
+            return self.provider.call(engine.answer, question, top_k=top_k, tenant=tenant,
+                                      category=category, request_id=request_id,
+                                      client_request_id=client_request_id)
 
     def stream(self, question: str, *, tenant: str | None, top_k: int | None = None,
                category: str | None = None, request_id: str | None = None,
                client_request_id: str | None = None) -> Iterator[StreamEvent]:
         """The engine's events (a bad question raises at once, before the first event); the
         caller advances the iterator through `provider.call`, one step per slot."""
-        return self.engine.stream(question, top_k=top_k, tenant=tenant, category=category,
-                                  request_id=request_id, client_request_id=client_request_id)
+        engine = self.engine
+        request_id = request_id or uuid.uuid4().hex
+        return asked_through(engine, request_id, tenant, engine.stream(
+            question, top_k=top_k, tenant=tenant, category=category, request_id=request_id,
+            client_request_id=client_request_id))
 
     def search(self, query: str, *, tenant: str | None, k: int | None = None,
                category: str | None = None) -> SearchResults:
@@ -88,38 +99,34 @@ class Operations:
         return ChunkView.of(found, engine.index.get_document(found.document_id),
                             engine.index.snapshot_id, window)
 
-    def verify(self, answer: str | dict[str, Any], *, tenant: str | None) -> VerifyReport:
+    def verify(self, answer: str | dict[str, Any], *, tenant: str | None,
+               page: str) -> VerifyReport:
         """`citadel verify` for a caller: the receipts are checked as the caller's tenant
-        sees the knowledge base (another tenant's chunk is "not in the snapshot"), and the
-        answer text against the engine's request log. Raises VerifyError on bad input."""
+        sees the knowledge base (another tenant's chunk is "not in the snapshot"), the answer
+        text against the caller's tenant's requests in the engine's request log, and the
+        citations' links against this server's `page` (its address, as the door hands it
+        out). Raises VerifyError on bad input."""
         saved = parse_answer(answer)
         engine = self.engine
         log = engine.request_log
-        report = self.provider.call(
+        return self.provider.call(
             verify_answer, engine.settings, saved, tenant=tenant,
-            records=log.responses if log is not None else None, withheld=WITHHELD,
-            open_indexes={engine.index.snapshot_id: engine.index},
-            keys=KeyStore(engine.settings.home).public_keys())
-        problems = link_problems(saved.citations)
-        if not problems:
-            return report
-        return report.model_copy(update={"ok": False,
-                                         "answer_problems": report.answer_problems + problems})
+            records=(lambda rid: log.responses_of(rid, tenant)) if log is not None else None,
+            withheld=WITHHELD, open_indexes={engine.index.snapshot_id: engine.index},
+            keys=KeyStore(engine.settings.home).public_keys(),
+            origins=server_origins(engine.settings.public_url or page))
 
 
-def link_problems(citations: Iterable[dict[str, Any]]) -> list[str]:
-    """A door's citation link must open the quote it stands beside: the page's address may
-    differ (`public_url`), what it opens may not."""
-    problems = []
-    for c in citations:
-        url = c.get("url")
-        if url is None:
-            continue
-        try:
-            expected = urlsplit(source_link("", Receipt.model_validate(c))).fragment
-        except ValidationError:
-            continue  # the receipt check reports a malformed citation
-        if not isinstance(url, str) or urlsplit(url).fragment != expected:
-            problems.append(f"the link of citation {c.get('label') or '?'} does not open "
-                            "its quote")
-    return problems
+def asked_by(engine: Engine, request_id: str, tenant: str | None
+             ) -> AbstractContextManager[None]:
+    """Held while the engine answers `request_id` for `tenant`: its request log records
+    the tenant with the answer."""
+    log = engine.request_log
+    return nullcontext() if log is None else log.asked_by(request_id, tenant)
+
+
+def asked_through(engine: Engine, request_id: str, tenant: str | None,
+                  events: Iterator[StreamEvent]) -> Iterator[StreamEvent]:
+    """A stream's events, recorded as answered for `tenant` (the engine logs at `done`)."""
+    with asked_by(engine, request_id, tenant):
+        yield from events

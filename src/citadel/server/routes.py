@@ -30,7 +30,7 @@ from citadel.server.models import (
     SearchResults,
     VerifyRequest,
 )
-from citadel.server.operations import Operations
+from citadel.server.operations import Operations, asked_by
 from citadel.server.public_errors import public_message
 from citadel.server.readiness import readiness
 from citadel.server.request_log import answer_log_fields
@@ -50,11 +50,13 @@ def api_router(request_model: type[AnswerRequest]) -> APIRouter:
                  summary="Answer a question with verified citations", openapi_extra=TENANT_SCOPED)
     async def answer(body: request_model, request: Request,  # type: ignore[valid-type]
                      scope: Scoped, engine: Annotated[Engine, Depends(get_engine)]) -> Answer:
-        result = await run_in_threadpool(
-            request.app.state.provider.call, engine.answer, body.question, top_k=body.top_k,
-            tenant=scope.tenant, category=body.category, request_id=request.state.request_id,
-            client_request_id=request.state.client_request_id,
-        )
+        with asked_by(engine, request.state.request_id, scope.tenant):
+            result = await run_in_threadpool(
+                request.app.state.provider.call, engine.answer, body.question,
+                top_k=body.top_k, tenant=scope.tenant, category=body.category,
+                request_id=request.state.request_id,
+                client_request_id=request.state.client_request_id,
+            )
         request.state.log.update(answer_log_fields(result))
         return result
 
@@ -75,7 +77,8 @@ def api_router(request_model: type[AnswerRequest]) -> APIRouter:
         operations: Operations = request.app.state.operations
         raw = await request.json()  # as sent: a door's fields (links) are checked too
         try:
-            return await run_in_threadpool(operations.verify, raw, tenant=scope.tenant)
+            return await run_in_threadpool(operations.verify, raw, tenant=scope.tenant,
+                                           page=str(request.base_url))
         except VerifyError as exc:
             raise HTTPException(422, f"not an answer to verify: {exc}") from None
 
