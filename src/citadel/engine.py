@@ -29,6 +29,7 @@ from citadel.retrieval.backends import Backend, RetrievalError, SearchIndex, get
 from citadel.retrieval.backends.readiness import alias_mismatch
 from citadel.retrieval.embedders import Embedder, get_embedder
 from citadel.retrieval.rerankers import Reranker, get_reranker
+from citadel.retrieval.tenancy import request_tenant
 
 
 class NotReady(RuntimeError):
@@ -131,7 +132,7 @@ class Engine:
         trace = self._trace(question, request_id, client_request_id)
         req = self._request(question, top_k, tenant, category, trace)
         answer = self._signed(req if isinstance(req, Answer) else decide(req))
-        self._log(question, answer)
+        self._log(question, answer, tenant)
         return answer
 
     def stream(
@@ -165,7 +166,7 @@ class Engine:
             for event in events:
                 if isinstance(event, DoneEvent):  # logged before a client can hang up on it
                     event = DoneEvent(answer=self._signed(event.answer))
-                    self._log(question, event.answer)
+                    self._log(question, event.answer, tenant)
                 yield event
         return sentences()
 
@@ -209,10 +210,11 @@ class Engine:
     def _signed(self, answer: Answer) -> Answer:
         return self.signer(answer) if self.signer is not None else answer
 
-    def _log(self, question: str, answer: Answer) -> None:
-        if self.request_log is not None:
+    def _log(self, question: str, answer: Answer, tenant: str | None) -> None:
+        if self.request_log is not None:  # with its tenant: verify compares only within one
             self.request_log.log_answer(question, answer, self._authorities(answer),
-                                        log_question=self.settings.log_questions)
+                                        log_question=self.settings.log_questions,
+                                        tenant=request_tenant(tenant))
 
     def _authorities(self, answer: Answer) -> dict[str, float]:
         """Authority of each cited chunk, for the request log (monitoring needs it)."""

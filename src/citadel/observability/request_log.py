@@ -274,8 +274,6 @@ class RequestLog:
         self._write_lock = threading.Lock()
         self._writer: sqlite3.Connection | None = None
         self._writer_pid = 0
-        # request id -> the tenant it is being answered for ("" public), while it is
-        self._askers: dict[str, str] = {}
 
     @classmethod
     def from_settings(cls, settings: Settings) -> RequestLog:
@@ -318,25 +316,13 @@ class RequestLog:
                     time.sleep(0.05)
             self._ready = True
 
-    @contextmanager
-    def asked_by(self, request_id: str, tenant: str | None) -> Iterator[None]:
-        """While it lasts, the request `request_id` is recorded as answered for `tenant`.
-
-        The engine logs an answer without the tenant it was asked for; the server's door that
-        took the request knows it (from the API key), and `verify` must compare a caller's
-        answer only with its own tenant's requests."""
-        self._askers[request_id] = tenant or ""
-        try:
-            yield
-        finally:
-            self._askers.pop(request_id, None)
-
     def log_answer(self, question: str, answer: Answer, authorities: Mapping[str, float], *,
-                   log_question: bool = True) -> bool:
-        """Record one answered request; never raises (the answer is already made)."""
+                   log_question: bool = True, tenant: str | None = None) -> bool:
+        """Record one answered request for `tenant` (None or "": public); never raises (the
+        answer is already made)."""
         try:
             record = build_record(question, answer, authorities, log_question=log_question,
-                                  tenant=self._askers.get(answer.trace.request_id))
+                                  tenant=tenant or "")
         except Exception as exc:
             log.warning("request %s was not logged: %s", answer.trace.request_id, exc)
             return False

@@ -6,8 +6,8 @@ The methods block (retrieval, scoring, SQLite): doors call them from a worker th
 runs in one of the provider's answer slots, as `/v1/answer` does, so no door can crowd out
 the others.
 
-Every answer a door asks for is recorded in the request log with the caller's tenant
-(`asked_by`), and `verify` compares a caller's answer only with that tenant's requests: a
+Every answer is recorded in the request log with the tenant it was asked for (the engine
+logs it), and `verify` compares a caller's answer only with that tenant's requests: a
 request id of another tenant is as unknown as a made-up one.
 """
 
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from citadel.answering.streaming import StreamEvent
@@ -54,10 +53,9 @@ class Operations:
                client_request_id: str | None = None) -> Answer:
         engine = self.engine
         request_id = request_id or uuid.uuid4().hex
-        with asked_by(engine, request_id, tenant):
-            return self.provider.call(engine.answer, question, top_k=top_k, tenant=tenant,
-                                      category=category, request_id=request_id,
-                                      client_request_id=client_request_id)
+        return self.provider.call(engine.answer, question, top_k=top_k, tenant=tenant,
+                                  category=category, request_id=request_id,
+                                  client_request_id=client_request_id)
 
     def stream(self, question: str, *, tenant: str | None, top_k: int | None = None,
                category: str | None = None, request_id: str | None = None,
@@ -66,9 +64,8 @@ class Operations:
         caller advances the iterator through `provider.call`, one step per slot."""
         engine = self.engine
         request_id = request_id or uuid.uuid4().hex
-        return asked_through(engine, request_id, tenant, engine.stream(
-            question, top_k=top_k, tenant=tenant, category=category, request_id=request_id,
-            client_request_id=client_request_id))
+        return engine.stream(question, top_k=top_k, tenant=tenant, category=category,
+                             request_id=request_id, client_request_id=client_request_id)
 
     def search(self, query: str, *, tenant: str | None, k: int | None = None,
                category: str | None = None) -> SearchResults:
@@ -115,18 +112,3 @@ class Operations:
             withheld=WITHHELD, open_indexes={engine.index.snapshot_id: engine.index},
             keys=KeyStore(engine.settings.home).public_keys(),
             origins=server_origins(engine.settings.public_url or page))
-
-
-def asked_by(engine: Engine, request_id: str, tenant: str | None
-             ) -> AbstractContextManager[None]:
-    """Held while the engine answers `request_id` for `tenant`: its request log records
-    the tenant with the answer."""
-    log = engine.request_log
-    return nullcontext() if log is None else log.asked_by(request_id, tenant)
-
-
-def asked_through(engine: Engine, request_id: str, tenant: str | None,
-                  events: Iterator[StreamEvent]) -> Iterator[StreamEvent]:
-    """A stream's events, recorded as answered for `tenant` (the engine logs at `done`)."""
-    with asked_by(engine, request_id, tenant):
-        yield from events

@@ -30,7 +30,7 @@ from citadel.server.models import (
     SearchResults,
     VerifyRequest,
 )
-from citadel.server.operations import Operations, asked_by
+from citadel.server.operations import Operations
 from citadel.server.public_errors import public_message
 from citadel.server.readiness import readiness
 from citadel.server.request_log import answer_log_fields
@@ -50,13 +50,12 @@ def api_router(request_model: type[AnswerRequest]) -> APIRouter:
                  summary="Answer a question with verified citations", openapi_extra=TENANT_SCOPED)
     async def answer(body: request_model, request: Request,  # type: ignore[valid-type]
                      scope: Scoped, engine: Annotated[Engine, Depends(get_engine)]) -> Answer:
-        with asked_by(engine, request.state.request_id, scope.tenant):
-            result = await run_in_threadpool(
-                request.app.state.provider.call, engine.answer, body.question,
-                top_k=body.top_k, tenant=scope.tenant, category=body.category,
-                request_id=request.state.request_id,
-                client_request_id=request.state.client_request_id,
-            )
+        result = await run_in_threadpool(
+            request.app.state.provider.call, engine.answer, body.question,
+            top_k=body.top_k, tenant=scope.tenant, category=body.category,
+            request_id=request.state.request_id,
+            client_request_id=request.state.client_request_id,
+        )
         request.state.log.update(answer_log_fields(result))
         return result
 

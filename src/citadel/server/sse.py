@@ -31,7 +31,6 @@ from citadel.server.deps import get_engine
 from citadel.server.drain import SHUTTING_DOWN, SHUTTING_DOWN_MESSAGE, Drain
 from citadel.server.errors import ERROR_RESPONSES
 from citadel.server.models import AnswerRequest
-from citadel.server.operations import asked_through
 from citadel.server.request_log import answer_log_fields
 
 log = logging.getLogger("citadel.http")
@@ -163,10 +162,10 @@ def stream_router(request_model: type[AnswerRequest]) -> APIRouter:
                             engine: Annotated[Engine, Depends(get_engine)]
                             ) -> StreamingResponse:
         # Validates the question now, so bad input is a 4xx before the stream starts.
-        events = asked_through(engine, request.state.request_id, scope.tenant, engine.stream(
+        events = engine.stream(
             body.question, top_k=body.top_k, tenant=scope.tenant, category=body.category,
             request_id=request.state.request_id,
-            client_request_id=request.state.client_request_id))
+            client_request_id=request.state.client_request_id)
         return StreamingResponse(sse_frames(events, request), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache",
                                           "X-Accel-Buffering": "no"})
