@@ -30,7 +30,7 @@ def test_each_line_has_its_role():
     assert roles == [
         ("## Opening hours", "heading"), ("| Day | Hours |", "header"), ("|---|---|", "rule"),
         ("| Monday to Thursday | 7:30am to 6pm |", "row"), ("| Friday | 8am to 3pm |", "row"),
-        ("We accept the following payment methods:", "text"), ("- Visa", "item"),
+        ("We accept the following payment methods:", "intro"), ("- Visa", "item"),
         ("- Apple Pay", "item"), ("**Do you place dental implants?**", "question"),
         ("We don't place implants ourselves.", "text"), ("2. SUPPORT HOURS", "heading"),
         ("Monday to Friday, 09:00-17:00 CET.", "text")]
@@ -57,5 +57,5 @@ def test_an_faq_answer_is_read_with_its_question_and_a_heading_with_the_lines_be
 
 
 def test_headings_questions_headers_and_rules_never_answer():
-    assert all(answers_nothing(r) for r in ("heading", "question", "header", "rule"))
+    assert all(answers_nothing(r) for r in ("heading", "question", "intro", "header", "rule"))
     assert not any(answers_nothing(r) for r in ("text", "item", "row"))

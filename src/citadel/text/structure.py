@@ -9,7 +9,9 @@ role and, where it has one, its *lead*: the line that gives it its sense.
   for the lines below it, never an answer;
 * `question`: a line that asks ("**Do you place dental implants?**"): the lead of the
   answer below it (an FAQ), never an answer;
-* `item`: a list item; its lead is the line introducing the list ("We accept:");
+* `intro`: a line ending in a colon that introduces a list ("We accept:"): it says nothing
+  by itself, so it never answers alone (its list, read whole, does);
+* `item`: a list item; its lead is the line introducing the list;
 * `header` / `row` / `rule`: a Markdown table's header row, body rows (their lead is the
   header) and separator;
 * `text`: anything else; its lead is the FAQ question or capitalised heading above it.
@@ -26,7 +28,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-Role = Literal["heading", "question", "item", "header", "row", "rule", "text"]
+Role = Literal["heading", "question", "intro", "item", "header", "row", "rule", "text"]
 
 _ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+(?=\S)")
 _MARKUP = re.compile(r"\*\*|__|`")
@@ -128,6 +130,8 @@ def lines(content: str) -> list[Line]:
             out.append(Line(start, end, role))
             continue
         intro = span if _introduces(raw, roles, k) else None
+        if intro is not None and plain(text).endswith(":"):
+            role = "intro"
         out.append(Line(start, end, role, above))
     return out
 
@@ -188,5 +192,6 @@ def read_with(content: str, line: Line) -> str:
 
 
 def answers_nothing(role: Role) -> bool:
-    """Headings, questions, table headers and rules are never an answer."""
-    return role in ("heading", "question", "header", "rule")
+    """Headings, questions, list introductions, table headers and rules are never an
+    answer."""
+    return role in ("heading", "question", "intro", "header", "rule")
