@@ -68,3 +68,13 @@ def test_rare_words_weigh_more_than_common_ones(ask):
     q = ask("Who did Rollo meet in the city?")
     rarity = dict(zip(q.focus, q.rarity, strict=True))
     assert rarity["rollo"] > rarity["city"]
+
+
+@pytest.mark.parametrize("question, wh", [
+    ("If I order to Germany, will I have to pay duty when the parcel arrives?", "yes/no"),
+    ("I finish work at 5:30. Can I still ring you after that?", "yes/no"),
+    ("When I send a return, how long does the refund take?", "how long"),
+    ("When is your maintenance window?", "when"),
+])
+def test_the_question_word_is_the_main_clauses(ask, question, wh):
+    assert ask(question).wh == wh

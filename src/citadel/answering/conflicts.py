@@ -61,9 +61,11 @@ DEFAULT_AUTHORITY_GAP = 0.5
 _CUES: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
     (re.compile(r"\bhow (?:long|soon|quickly|often)\b|\bfrequen|"
                 r"\bhow many (?:minutes|hours|days|weeks|months|years)\b|\bexpir|\bvalid\b|"
+                r"\bhow much (?:notice|time|longer|later|earlier|sooner|warning)\b|"
                 r"\bdeadline\b|\btime limit\b", re.I),
      frozenset({"duration", "date"})),
-    (re.compile(r"\bhow much\b|\bcosts?\b|\bprices?\b|\bfees?\b|\bcharges?\b", re.I),
+    (re.compile(r"\bhow much\b(?!\s+(?:notice|time|longer|later|earlier|sooner|warning))"
+                r"|\bcosts?\b|\bprices?\b|\bfees?\b|\bcharges?\b", re.I),
      frozenset({"money", "percent"})),
     (re.compile(r"\bdiscount|\bpercent|%", re.I), frozenset({"percent", "money"})),
     (re.compile(r"\bwhen\b|\bwhat date\b|\buntil\b|\bwhich day\b", re.I),
@@ -106,6 +108,25 @@ def asked_kinds(question: str) -> frozenset[str]:
     kinds = frozenset().union(*(k for cue, k in _CUES if cue.search(question)))
     kinds |= {f.kind for f in extract_facts(question)}
     return kinds or ALL_KINDS
+
+
+# The kinds of value `text.values` reads that answer each kind a question asks for:
+# "how many" asks a count, not an amount of money.
+_ANSWERED_BY = {"count": {"number"}, "quantity": {"quantity", "number"},
+                "time": {"time", "hours"}, "hours": {"hours", "time", "weekdays"},
+                "weekdays": {"weekdays", "hours"}, "duration": {"duration"},
+                "date": {"date", "duration", "weekdays", "time", "hours"},
+                "money": {"money"}, "percent": {"percent"},
+                "place": set()}
+
+
+def wanted_values(question: str) -> frozenset[str] | None:
+    """The kinds of value (`text.values`) that can answer the question, when its cue words
+    ask for some ("how much" → money); None when they ask for none in particular."""
+    kinds = asked_kinds(question)
+    if kinds == ALL_KINDS:
+        return None
+    return frozenset().union(*(_ANSWERED_BY.get(k, set()) for k in kinds))
 
 
 def question_terms(question: str) -> set[str]:

@@ -79,9 +79,34 @@ _NOT_FOCUS = {"name", "call", "type", "kind", "sort", "do", "be", "have", "happe
 ENTITY_TAGS = ("PROPN", "NUM")
 
 
+_SUBORDINATORS = frozenset({"if", "when", "once", "after", "before", "since", "because",
+                            "while", "although", "as", "whenever", "unless"})
+
+
+def main_clause(tokens: tuple[Token, ...]) -> int:
+    """Where the question itself starts: after any sentence before it ("I finish at 5:30.
+    Can I still ring you?") and after a leading subordinate clause ("If I order to Germany,
+    will I pay duty?")."""
+    start = 0
+    for i, t in enumerate(tokens[:-1]):
+        if t.text in (".", "!", "?"):
+            start = i + 1
+    if start < len(tokens) and tokens[start].text.lower() in _SUBORDINATORS:
+        comma = next((i for i in range(start + 1, len(tokens) - 1) if tokens[i].text == ","),
+                     None)
+        if comma is not None:
+            start = comma + 1
+    return start
+
+
 def _wh_index(tokens: tuple[Token, ...]) -> int | None:
-    for i, t in enumerate(tokens):
-        if t.text.lower() in _WH:
+    """The question word of the main clause; None for a yes/no question, whose main clause
+    starts with an auxiliary ("will I have to pay duty when it arrives?")."""
+    start = main_clause(tokens)
+    if start < len(tokens) and tokens[start].text.lower() in _AUX_START:
+        return None
+    for i in range(start, len(tokens)):
+        if tokens[i].text.lower() in _WH:
             return i
     return None
 
@@ -106,7 +131,8 @@ def analyse_question(parse: Parse) -> QuestionAnalysis:
     i = _wh_index(tokens)
     wh, expected, head_index = "other", (), None
     if i is None:
-        if tokens and tokens[0].text.lower() in _AUX_START:
+        start = main_clause(tokens)
+        if start < len(tokens) and tokens[start].text.lower() in _AUX_START:
             wh = "yes/no"
     else:
         word = tokens[i].text.lower()

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from citadel.answering.conflicts import ALL_KINDS, asked_kinds, check_conflicts
+from citadel.answering.conflicts import check_conflicts, wanted_values
 from citadel.answering.decision.request import DecisionRequest
 from citadel.answering.reader_conflicts import answers, kept_conflict, reader_conflict
 from citadel.answering.span_conflicts import span_conflict
@@ -72,23 +72,13 @@ def detected(req: DecisionRequest) -> Iterator[tuple[str, Conflict]]:
             yield detector.name, conflict
 
 
-# The kinds of value `text.values` reads, by the kinds a question's cue words ask for
-# (`conflicts.asked_kinds`): "how many" asks a count, not an amount of money.
-_ANSWERED_BY = {"count": {"number"}, "quantity": {"quantity", "number"},
-                "time": {"time", "hours"}, "hours": {"hours", "time", "weekdays"},
-                "weekdays": {"weekdays", "hours"}, "duration": {"duration"},
-                "date": {"date", "duration"}, "money": {"money"}, "percent": {"percent"},
-                "place": set()}
-
-
 def of_the_asked_kind(conflict: Conflict, question: str) -> bool:
     """A question whose cue words ask for a kind of value ("how many users", "how much",
     "what time") is answered only by values of that kind: "$8" and "five" do not disagree
     on how many users a plan has. A question without such cues keeps every side."""
-    kinds = asked_kinds(question)
-    if kinds == ALL_KINDS:
+    wanted = wanted_values(question)
+    if wanted is None:
         return True
-    wanted = set().union(*(_ANSWERED_BY.get(k, set()) for k in kinds))
     for side in conflict.sides:
         kind = side_kind(side)
         if kind is not None and kind not in wanted:
