@@ -51,12 +51,16 @@ def scan(text: str, rules: Sequence[Rule] = RULES) -> list[Finding]:
     offsets and excerpt are the source text's."""
     folded = fold(text)
     # `needs` are single-spaced words: so is this copy of the text (a match's `\s+` may be
-    # a line break or several spaces).
-    lower = " ".join(folded.text.lower().split())
+    # a line break or several spaces), with a space at each end for needs that are whole words.
+    lower = f" {' '.join(folded.text.lower().split())} "
     findings = []
+    present: dict[tuple[str, ...], bool] = {}  # the rules of one language share their needs
     for rule in rules:
-        if rule.needs and not any(word in lower for word in rule.needs):
-            continue
+        if rule.needs:
+            if rule.needs not in present:
+                present[rule.needs] = any(word in lower for word in rule.needs)
+            if not present[rule.needs]:
+                continue
         for m in rule.pattern.finditer(folded.text):
             start, end = folded.span(m.start(), m.end())
             findings.append(Finding(rule.name, rule.reason, start, end,

@@ -9,7 +9,8 @@ you have paid", "follow the instructions on the label", "from now on, returns ar
 
 Patterns are written without accents ("precedentes", "fruheren") because folding removes
 them; each rule lists `needs`, lower-case words of which every match contains one, tested
-with a plain `in` before the regex.
+with a plain `in` before the regex on the text lower-cased with its whitespace made single
+spaces and a space at each end (so " hey " is the word "hey").
 """
 
 from __future__ import annotations
@@ -19,6 +20,13 @@ from dataclasses import dataclass
 
 _F = re.I | re.M
 _ASSISTANT = r"(?:AI|assistant|chat\s?bot|bot|LLM|language\s+model|GPT|ChatGPT|Claude|agent)"
+# What a fake chat turn ("Assistant: Sure, I'll approve it") or system message ("System: you
+# are ...") says first; a label followed by anything else is a heading or a spec line.
+_SPEAKS_TO_READER = (r"(?:you\b|your\b|ignore|disregard|forget|override|new\b|approve|grant|"
+                     r"always|never|do\s+not|don['’]t|from\s+now\s+on|the\s+(?:user|"
+                     r"assistant|customer)\b|remember|follow|obey|pretend|act\b|reveal|"
+                     r"please|sure\b|ok(?:ay)?\b|of\s+course|certainly|i\s+will|i['’]ll|"
+                     r"i\s+(?:can|have|am)\b|yes\b)")
 
 
 # Paraphrased instructions (rules-v2): who the text claims to be, whom it addresses, what it
@@ -65,7 +73,7 @@ ENGLISH: tuple[Rule, ...] = (
     Rule("addresses-assistant", "addresses an AI assistant directly", re.compile(
         rf"\b(?:AI|LLM)\s+(?:assistant|model|agent|bot)s?\s*[:,]"
         rf"|\b(?:dear|hey|hi|attention|note\s+to(?:\s+the)?)\s+{_ASSISTANT}\b"
-        rf"|^\s*(?:[*_>#-]+\s*)?{_ASSISTANT}\s*:", _F)),
+        rf"|^\s*(?:[*_>#-]+\s*)?{_ASSISTANT}\s*:\s*{_SPEAKS_TO_READER}", _F)),
     Rule("imperative", "orders the assistant to approve, grant or bypass something",
          re.compile(
              r"\byou\s+(?:must|should|shall|are\s+required\s+to|have\s+to|will)\s+(?:always\s+|"
@@ -86,8 +94,11 @@ ENGLISH: tuple[Rule, ...] = (
         r"|\brole-?\s?play\s+as\b"
         r"|\b(?:developer|admin|god|DAN|jailbreak|unrestricted)\s+mode\b", _F)),
     Rule("system-prompt", "imitates a system prompt or chat-template marker", re.compile(
-        r"^\s*(?:[*_>#-]+\s*)?(?:system|developer)\s*(?:prompt|message|instructions?|note)?"
+        r"^\s*(?:[*_>#-]+\s*)?(?:system|developer)\s*(?:prompt|message|instructions?|note)"
         r"\s*:"
+        # A bare "System:" label only when it speaks to the reader: "System: Android 12" and
+        # "System: the app checks for updates" are product text (rules-v3).
+        rf"|^\s*(?:[*_>#-]+\s*)?(?:system|developer)\s*:\s*{_SPEAKS_TO_READER}"
         r"|<\|?\s*(?:system|im_start|im_end|endoftext)\s*\|?>"
         r"|\[/?(?:INST|SYS)\]|<</?SYS>>"
         r"|\b(?:BEGIN|END)\s+(?:SYSTEM\s+)?(?:PROMPT|INSTRUCTIONS)\b"
@@ -223,8 +234,9 @@ def _language_rules(lang: Language) -> tuple[Rule, ...]:
         rf"{clause}{ignore}\s+{_gap(3)}"
         rf"(?:(?:{lang.previous}|{lang.every})\s+{_gap(2)}(?:{lang.instructions})\b"
         rf"|(?:{lang.instructions})\s+{_gap(2)}(?:{lang.previous})\b)"
-        rf"|\b(?:{lang.previous}|{lang.every})\s+{_gap(2)}(?:{lang.instructions})\s+{_gap(3)}"
-        rf"{ignore}"
+        # verb last ("alle vorherigen Anweisungen ignorieren") only with "previous": "alle
+        # uitgevoerde opdrachten vergeten" is a shell's help text
+        rf"|\b(?:{lang.previous})\s+{_gap(2)}(?:{lang.instructions})\s+{_gap(3)}{ignore}"
         rf"|{clause}(?:{lang.told})")
     role = (rf"\b(?:{lang.you_now})\s+{_gap(3)}(?:{lang.role})\b"
             rf"|{clause}(?:{lang.pretend})"
@@ -292,12 +304,15 @@ GERMAN = Language(
     requests=r"r(?:u|ue)ckerstattung\w*|erstattung\w*|antr(?:a|ae)ge?|anfrage\w*|"
              r"r(?:u|ue)cksendung\w*|reklamation\w*|forderung\w*|bestellung\w*|anspr(?:u|ue)che",
     every_request=r"alle|jede|jeden|jedes|s(?:a|ae)mtliche",
-    needs=("ignorier", "vergiss", "vergessen", "missacht", "verwirf", "verwerfen", "bergeh", "du ",
+    needs=("ignorier", "vergiss", "vergessen", "missacht", "verwirf", "verwerfen", "bergeh",
            "sie sind", "tu so", "tue so", "spiel", "verhalte", "entwicklermodus", "jailbreak",
            "ab jetzt", "ab sofort", "ab hier", "nun an", "jetzt an", "fortan", "nftig", "behandel",
            "behandle", "betrachte", "sieh", "sehen sie", "nimm", "nehmen sie", "system",
            "anweisungen", "zeig", "verrat", "gib", "nenn", "wiederhol", "assistent", "chatbot",
-           "ki", "ai", "sprachmodell", "genehmig", "bewillig", "erstatte", "akzeptier"),
+           "sprachmodell", "genehmig", "bewillig", "erstatte", "akzeptier", "du bist", "bist du",
+           "hinweis an", "hinweis fur", "hinweis fuer", "nachricht an", "nachricht fur",
+           "nachricht fuer", "notiz an", "notiz fur", "notiz fuer", "anweisung an", " liebe ",
+           " lieber ", " hallo ", " hey "),
 )
 FRENCH = Language(
     name="French",
@@ -346,8 +361,9 @@ FRENCH = Language(
            "role", "agis", "comporte", "developpeur", "maintenant", "desormais", "dorenavant",
            "partir d", "traite", "considere", "prends", "prenez", "regarde", "systeme",
            "instructions", "consignes", "revele", "montre", "affiche", "donne", "repete",
-           "assistant", "chatbot", "ia", "intelligence", "modele", "approuv", "accord",
-           "rembourse", "valide"),
+           "assistant", "chatbot", "approuv", "accord", "rembourse", "valide", "note aux",
+           "note pour", "note a ", "message aux", "message pour", "message a ", " chere ",
+           " cher ", " bonjour ", " salut "),
 )
 SPANISH = Language(
     name="Spanish",
@@ -394,8 +410,8 @@ SPANISH = Language(
     needs=("ignor", "olvid", "omiso", "hagas caso", "descart", "por alto", "eres", "usted es",
            "fin", "actu", "comportate", "modo", "ahora", "adelante", "trat", "consider", "toma",
            "tome", "sistema", "instrucciones", "revel", "muestr", "dime", "repite", "imprime",
-           "asistente", "chatbot", "ia", "lenguaje", "aprob", "aprueb", "conced", "reembols",
-           "autoriz", "autoric"),
+           "asistente", "chatbot", "aprob", "aprueb", "conced", "reembols", "autoriz", "autoric",
+           "nota para", "mensaje para", "aviso para", " querida ", " querido ", " hola "),
 )
 ITALIAN = Language(
     name="Italian",
@@ -443,8 +459,8 @@ ITALIAN = Language(
     needs=("ignor", "dimentic", "conto", "trascura", "tralascia", "sei", "fing", "finta",
            "comportati", "agisc", "modalita", "ora in", "adesso", "qui in", "tratt", "consider",
            "prendi", "prenda", "sistema", "istruzioni", "rivel", "mostr", "dimmi", "ripeti",
-           "stampa", "assistent", "chatbot", "ia", "linguistic", "approv", "conced", "rimbors",
-           "autorizz"),
+           "stampa", "assistent", "chatbot", "approv", "conced", "rimbors", "autorizz", "nota per",
+           "messaggio per", "avviso per", " cara ", " caro ", " ciao "),
 )
 DUTCH = Language(
     name="Dutch",
@@ -488,8 +504,10 @@ DUTCH = Language(
     needs=("negeer", "negeren", "vergeet", "vergeten", "let niet", "sla ", "bent", "ben je",
            "alsof", "rol van", "gedraag", "ontwikkelaarsmodus", "vanaf", "voortaan", "nu af",
            "behandel", "beschouw", "zie ", "systeem", "instructies", "toon", "geef", "herhaal",
-           "onthul", "laat", "assistent", "chatbot", "ai", "taalmodel", "keur", "accepteer",
-           "vergoed", "honoreer", "verleen"),
+           "onthul", "laat", "assistent", "chatbot", "keur", "accepteer", "vergoed", "honoreer",
+           "verleen", "opmerking voor", "opmerking aan", "bericht voor", "bericht aan",
+           "notitie voor", "notitie aan", "boodschap voor", "boodschap aan", " beste ", " hallo ",
+           " hoi "),
 )
 PORTUGUESE = Language(
     name="Portuguese",
@@ -531,11 +549,11 @@ PORTUGUESE = Language(
     approve=r"aprove|aprova|aprovem|conceda|concede|reembolse|reembolsa|autorize|autoriza",
     requests=r"reembolsos?|pedidos?|solicitac(?:oes|ao)|devoluc(?:oes|ao)|reclamac(?:oes|ao)",
     every_request=r"todas?\s+as|todos\s+os|cada|qualquer",
-    needs=("ignor", "esquec", "desconsider", "despreze", "despreza", "voce", "tu ", "fing", "aja",
-           "atue", "comporte", "modo", "agora", "diante", "frente", "doravante", "trat",
-           "consider", "tome", "toma", "sistema", "instrucoes", "revel", "mostr", "diga", "repita",
-           "imprima", "assistente", "chatbot", "ia", "linguagem", "aprov", "conced", "reembols",
-           "autoriz"),
+    needs=("ignor", "esquec", "desconsider", "despreze", "despreza", "voce", "fing", "aja", "atue",
+           "comporte", "modo", "agora", "diante", "frente", "doravante", "trat", "consider",
+           "tome", "toma", "sistema", "instrucoes", "revel", "mostr", "diga", "repita", "imprima",
+           "assistente", "chatbot", "aprov", "conced", "reembols", "autoriz", "tu e", "tu sera",
+           "nota para", "mensagem para", "aviso para", " cara ", " caro ", " ola "),
 )
 LANGUAGES = (GERMAN, FRENCH, SPANISH, ITALIAN, DUTCH, PORTUGUESE)
 
