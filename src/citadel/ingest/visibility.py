@@ -508,8 +508,15 @@ def _presentational(e: Element, in_svg: bool) -> Iterable[Declaration]:
             value = a.get(name)
             if value is not None and (name not in ("width", "height", "viewbox")
                                       or e.tag == "svg"):
+                tokens = _parse_value(value)
+                if name == "font-size" and tokens and tokens[0].type == "number":
+                    tokens = (_px(tokens[0].value),)  # SVG's user units are pixels
                 yield Declaration("-svg-" + name if name in ("width", "height", "viewbox")
-                                  else name, _parse_value(value))
+                                  else name, tokens)
+
+
+def _px(value: float) -> ast.DimensionToken:
+    return ast.DimensionToken(0, 0, value, None, str(value), "px")
 
 
 @lru_cache(maxsize=1024)
