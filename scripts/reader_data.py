@@ -229,7 +229,7 @@ def without(records: list[dict], drop: set[tuple[str, int | None]]) -> list[dict
     return out
 
 
-def card(report: Report, agreement_figures: dict | None, files: list[Path]) -> str:
+def card(report: Report, agreement_figures: list[dict], files: list[Path]) -> str:
     c = report.counts
     answered = {k.split(":", 1)[1]: v for k, v in c.items() if k.startswith("answered:")}
     unanswered = {k.split(":", 1)[1]: v for k, v in c.items() if k.startswith("unanswered:")}
@@ -242,13 +242,12 @@ def card(report: Report, agreement_figures: dict | None, files: list[Path]) -> s
         lines += [f"| {k} | {v} |" for k, v in sorted(rows.items(), key=lambda kv: -kv[1])]
         return "\n".join(lines)
 
-    agree = ("not measured yet" if agreement_figures is None else
-             f"{agreement_figures['agree']} of {agreement_figures['items']} sampled items "
-             f"({agreement_figures['agreement']:.1%}), Cohen's kappa "
-             f"{agreement_figures['kappa']:.3f}; the {len(agreement_figures['disagreements'])} "
-             "items the second writer labelled otherwise are dropped from training"
-             + (f" (sampled from {', '.join(agreement_figures['sampled_from'])})"
-                if agreement_figures.get("sampled_from") else ""))
+    agree = "\n".join(
+        f"- {a['agree']} of {a['items']} sampled items ({a['agreement']:.1%}), Cohen's kappa "
+        f"{a['kappa']:.3f}"
+        + (f", sampled from {', '.join(a['sampled_from'])}" if a.get("sampled_from") else "")
+        + f"; the {len(a['disagreements'])} items labelled otherwise are dropped from training"
+        for a in agreement_figures) or "not measured yet"
     return f"""# Data card: the reader's written training data
 
 Written for this project by writers following the briefs in `training/briefs/`
@@ -268,9 +267,9 @@ Files: {", ".join(f"`{p.name}`" for p in files)}
 - quote-claim pairs: {c['claims']} ({c['claim:supported']} supported, {c['claim:contradicted']}
   contradicted, {c['claim:not-enough-info']} not enough information).
 
-## Agreement
+## Agreement (a second writer, blind, on samples)
 
-{agree}.
+{agree}
 
 ## By domain
 
@@ -319,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
     a.add_argument("--out", type=Path, help="write the figures and disagreements (JSON)")
     k = sub.add_parser("card", help="write the data card (Markdown) to stdout")
     k.add_argument("files", nargs="+")
-    k.add_argument("--agreement", type=Path)
+    k.add_argument("--agreement", type=Path, action="append", default=[])
     args = parser.parse_args(argv)
 
     if args.command == "validate":
@@ -360,7 +359,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.out:
             args.out.write_text(json.dumps(figures, indent=1), "utf-8")
         return 0
-    figures = json.loads(args.agreement.read_text("utf-8")) if args.agreement else None
+    figures = [json.loads(p.read_text("utf-8")) for p in args.agreement]
     paths = _files(args.files)
     sys.stdout.write(card(validate(paths), figures, paths))
     return 0

@@ -135,3 +135,25 @@ def test_flagged_chunks_never_supply_a_side():
 def test_a_question_without_facts_in_context_has_no_conflict():
     assert check_conflicts("Can I change my order?", context(POLICY, FORUM)) is None
     assert check_conflicts("?", context(POLICY, FORUM)) is None
+
+
+def test_the_same_value_written_another_way_is_no_conflict():
+    words = chunk("help-returns#2", "You can return items within one month of delivery.",
+                  authority=1.0)
+    assert check_conflicts("How long do I have to return an item?",
+                           context(POLICY, words)) is None
+    pounds = chunk("plans#1", "The annual service plan costs 1,500 pounds.", authority=1.0)
+    symbol = chunk("pricing#1", "The annual service plan costs £1,500.", authority=1.0)
+    assert check_conflicts("How much does the annual service plan cost?",
+                           context(pounds, symbol)) is None
+
+
+def test_opening_hours_and_days_are_asked_for_and_compared():
+    assert asked_kinds("What are the support desk opening hours?") >= {"hours", "weekdays"}
+    assert asked_kinds("How far is the warehouse from the station?") == {"quantity"}
+    a = chunk("contact#1", "The support desk is open from 9am to 5pm, Monday to Friday.",
+              authority=1.0)
+    b = chunk("help#1", "The support desk is open from 09:00 to 18:00, Monday to Friday.",
+              authority=1.0)
+    conflict = check_conflicts("What are the support desk opening hours?", context(a, b))
+    assert conflict is not None and set(conflict.values) == {"9am to 5pm", "09:00 to 18:00"}

@@ -15,19 +15,20 @@ def only(sentence: str, kind: str):
     ("Returns are accepted within 30 days of delivery.", "within 30 days", 30, 30),
     ("Refunds take about a day in my experience.", "about a day", 1, 1),
     ("UK standard delivery takes 3–5 business days.", "3–5 business days", 3, 5),
-    ("Gift cards are valid for 24 months from purchase.", "24 months", 720, 720),
+    ("Gift cards are valid for 24 months from purchase.", "24 months", 730.5, 730.5),
     ("E-gift cards are emailed within 1 hour of purchase.", "within 1 hour", 1 / 24, 1 / 24),
     ("UK express delivery arrives the next business day.", "next business day", 1, 1),
 ])
 def test_durations_are_read_in_days(sentence, text, low, high):
     f = only(sentence, "duration")
-    assert (f.text, f.low, f.high) == (text, pytest.approx(low), pytest.approx(high))
+    assert (f.text, f.reading.low, f.reading.high) == (text, pytest.approx(low),
+                                                        pytest.approx(high))
 
 
 def test_money_keeps_its_currency_and_never_compares_across_currencies():
     gbp = only("UK express delivery costs £9.95.", "money")
     eur = only("EU delivery costs €9.95.", "money")
-    assert (gbp.unit, gbp.low, eur.unit) == ("gbp", 9.95, "eur")
+    assert (gbp.unit, gbp.reading.low, eur.unit) == ("gbp", 9.95, "eur")
     assert not comparable(gbp, eur)
 
 
@@ -36,7 +37,7 @@ def test_dates_in_three_spellings_agree():
     b = only("The offer ends on January 31, 2027.", "date")
     c = only("The offer ends on 2027-01-31.", "date")
     d = only("The offer ends on 15 January 2027.", "date")
-    assert a.key == b.key == c.key == (2027, 1, 31)
+    assert a.reading.dates == b.reading.dates == c.reading.dates == ((2027, 1, 31),)
     assert agree(a, b) and agree(a, c) and not agree(a, d)
 
 
@@ -66,3 +67,17 @@ def test_the_word_before_a_value_is_recorded():
     facts = extract_facts("Items delivered between 1 November 2026 and 24 December 2026 can "
                           "be returned until 31 January 2027.")
     assert [f.lead for f in facts] == ["between", "and", "until"]
+
+
+def test_a_number_is_a_fact_only_as_a_count_of_its_noun():
+    digits = only("You can hold 3 gift cards at once.", "count")
+    words = only("You can hold three gift cards at once.", "count")
+    assert (digits.unit, digits.text, words.text) == ("gift", "3 gift", "three gift")
+    assert agree(digits, words)
+    assert extract_facts("Call us on 0800 123 456.") == []
+
+
+def test_new_kinds_of_value_are_facts_too():
+    assert only("The desk is open 9am to 5pm.", "hours").text == "9am to 5pm"
+    assert only("The desk is open Monday to Friday.", "weekdays").text == "Monday to Friday"
+    assert only("The depot is five kilometres away.", "quantity").unit == "m"

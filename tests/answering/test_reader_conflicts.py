@@ -25,16 +25,16 @@ from tests.helpers_kb import chunk, context
 
 
 def test_numbers_in_words_digits_and_scales_read_alike():
-    assert normalise("thirty days").value == normalise("30 days").value == 30
-    assert normalise("1,500,000").value == normalise("1.5 million").value
+    assert normalise("thirty days").value.low == normalise("30 days").value.low == 30
+    assert normalise("1,500,000").value.low == normalise("1.5 million").value.low
     assert normalise("Thirty").words == ("30",)
 
 
 def test_dates_in_any_common_format_read_alike():
     same = ["12 March 1998", "March 12, 1998", "1998-03-12", "12th of March 1998"]
-    assert {normalise(d).dates for d in same} == {((1998, 3, 12),)}
-    assert normalise("in 1998").dates == ((1998, None, None),)
-    assert normalise("March 1998").dates == ((1998, 3, None),)
+    assert {normalise(d).value.dates for d in same} == {((1998, 3, 12),)}
+    assert normalise("in 1998").value.dates == ((1998, None, None),)
+    assert normalise("March 1998").value.dates == ((1998, 3, None),)
 
 
 def test_units_are_converted_within_a_dimension():

@@ -1,6 +1,7 @@
 """Conflicts on answer spans: normalisation, agreement, and the authority rule."""
 
-from citadel.answering.span_conflicts import span_conflict, span_words, spans_agree
+from citadel.answering.answer_norm import words_of
+from citadel.answering.span_conflicts import span_conflict, spans_agree
 from citadel.records import Judgement, QuestionAnalysis, SentenceJudgement, TypedSpan
 from tests.helpers_kb import chunk, context
 
@@ -9,7 +10,8 @@ def test_spans_agree_after_normalisation():
     assert spans_agree("Lyon, France", "Lyon")
     assert spans_agree("30 days", "thirty days")
     assert spans_agree("the 10th century", "10th century")
-    assert span_words("Thirty Days") == ("30", "days")
+    assert spans_agree("two weeks", "14 days")
+    assert words_of("Thirty Days") == ("30", "days")
 
 
 def test_different_values_disagree():

@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from citadel.answering.decision.verdict import verdict
 from citadel.evaluation.claims import LexicalClaimScorer
 from citadel.evaluation.datasets import DatasetError
 from citadel.evaluation.suites import RunOptions
@@ -123,12 +124,6 @@ def test_conflict_row_must_not_cite_a_not_cite_file():
     assert reasons(q, answer(text, BOTH, conflict=CONFLICT)) == ("cites forum.md (not_cite)",)
 
 
-class VerdictAnswer(Answer):
-    """An Answer record with the `verdict` field another change adds."""
-
-    verdict: dict | None = None
-
-
 def test_a_miss_shows_what_came_back_and_the_verdict_when_the_answer_has_one():
     side = {"chunk_id": REFUNDS_CHUNK.chunk_id, "title": "Refunds", "quote": RETURNS,
             "authority": 1.0}
@@ -142,10 +137,10 @@ def test_a_miss_shows_what_came_back_and_the_verdict_when_the_answer_has_one():
     assert len(shown["answer"]) == 200 and shown["note"] == "Nothing in the KB says this."
     assert shown["cited"] == ["refunds-policy.md", "forum.md"]
     assert shown["conflict_sides"] == ["30 days (refunds-policy)", "90 days (forum)"]
-    with_verdict = VerdictAnswer(**plain.model_dump(), verdict={
-        "stage": "judgement", "reason": "no sentence answers", "score": 0.1})
-    assert miss(q, with_verdict, judge(q, with_verdict))["verdict"] == {
-        "stage": "judgement", "reason": "no sentence answers"}
+    with_verdict = plain.model_copy(update={"verdict": verdict("nothing_answers")})
+    shown = miss(q, with_verdict, judge(q, with_verdict))["verdict"]
+    assert (shown["stage"], shown["reason"]) == ("relevance", "nothing_answers")
+    assert shown["explanation"].startswith("Abstained at the relevance stage")
 
 
 # --- the dataset -------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """Snapshot identity, manifest and catalog rules."""
 
+import hashlib
 import json
 import shutil
 import sqlite3
@@ -15,8 +16,10 @@ from citadel.knowledge.readiness import readiness
 from citadel.knowledge.snapshots import (
     KNOWLEDGE_SCHEMA_VERSION,
     Catalog,
+    Examples,
     Fingerprint,
     SnapshotError,
+    SnapshotInfo,
 )
 from citadel.retrieval.embedders.hashing import HashingEmbedder
 from tests.conftest import DEMO_KB
@@ -71,6 +74,7 @@ def demo_kb_id(tmp_path_factory) -> str:
         "chunk_overlap",
         "embedder_dimension",
         "embedder_model",
+        "examples",
     ],
 )
 def test_changing_any_fingerprint_part_gives_a_new_id(demo_kb, tmp_path, change, demo_kb_id):
@@ -95,6 +99,8 @@ def test_changing_any_fingerprint_part_gives_a_new_id(demo_kb, tmp_path, change,
         embedder = HashingEmbedder(dimension=128)
     elif change == "embedder_model":
         embedder = type("OtherHashing", (HashingEmbedder,), {"model": "hashing-v2"})()
+    elif change == "examples":  # a snapshot is immutable: new page examples, new snapshot
+        _edit(demo_kb / "citadel-sources.toml", '    "What is the capital of France?",\n', "")
     changed = build(demo_kb, tmp_path / "changed", embedder, **settings).snapshot_id
     assert changed != demo_kb_id
 
@@ -113,6 +119,36 @@ def test_schema_and_lexical_semantics_are_part_of_the_id(hashing_engine):
     }
     ids = {fp.model_copy(update={k: v}).snapshot_id for k, v in variants.items()}
     assert len(ids) == len(variants) and fp.snapshot_id not in ids
+
+
+def test_the_operators_examples_are_kept_with_the_snapshot_and_a_new_list_reuses_the_cache(
+        demo_kb, tmp_path):
+    first = build(demo_kb, tmp_path)
+    kept = Catalog(tmp_path).get(first.snapshot_id).examples
+    assert kept.questions[0] == "How long do I have to return an item?"
+    assert kept.customer_questions[0] == "Can I get a refund for order 1042?"
+    _edit(demo_kb / "citadel-sources.toml", '"How long are gift cards valid?"',
+          '"Can I pay with PayPal?"')
+    second = build(demo_kb, tmp_path)
+    assert second.snapshot_id != first.snapshot_id and second.embedded == 0
+    assert "Can I pay with PayPal?" in Catalog(tmp_path).get(second.snapshot_id).examples.questions
+
+
+def test_a_snapshot_without_examples_keeps_its_id_and_an_older_one_has_none(hashing_engine):
+    info = Catalog(hashing_engine.settings.home).get(hashing_engine.index.snapshot_id)
+    fp = Fingerprint.model_validate(info.fingerprint)
+    assert fp.examples != Examples() and info.examples == fp.examples
+    bare = fp.model_copy(update={"examples": Examples()})
+    # The id as it was computed before examples were kept: without the field (and, as then,
+    # without an absent ANN index).
+    before = {k: v for k, v in bare.model_dump().items()
+              if k != "examples" and not (k == "dense_index" and v is None)}
+    blob = json.dumps(before, sort_keys=True, separators=(",", ":"))
+    assert bare.snapshot_id == "kb-" + hashlib.sha256(blob.encode()).hexdigest()[:16]
+    # A catalog row written before has no examples in its fingerprint: none are shown.
+    older = {k: v for k, v in info.fingerprint.items() if k != "examples"}
+    assert SnapshotInfo.model_validate({**info.model_dump(), "fingerprint": older}).examples \
+        == Examples()
 
 
 def test_manifest_is_readable_json_next_to_the_data(demo_kb, tmp_path):

@@ -7,6 +7,8 @@ import shutil
 import pytest
 from fastapi.testclient import TestClient
 
+from citadel.agent.db import SqliteBusinessDB
+from citadel.agent.demo_data import seed_demo_data
 from citadel.config import Settings
 from citadel.engine import Engine
 from citadel.ingest.loaders import load_corpus
@@ -192,6 +194,28 @@ def test_without_a_knowledge_base_readiness_is_503_with_reason(tmp_path):
         assert c.post("/v1/answer", json={"question": QUESTION}).json()["grounded"]
 
 
+def test_about_gives_the_served_snapshots_examples_and_whether_customer_support_is_on(
+        tmp_path):
+    settings = Settings(home=tmp_path, embedder="hashing")
+    with TestClient(create_app(settings), base_url="http://localhost") as c:
+        # Nothing ingested, no business database: nothing to offer, and no error.
+        assert c.get("/v1/about").json() == {
+            "snapshot_id": None, "customer_support": False,
+            "examples": {"questions": [], "customer_questions": []}}
+        report = ingest([DEMO_KB], settings, embedder=HashingEmbedder(), progress=False)
+        about = c.get("/v1/about").json()
+        assert about["snapshot_id"] == report.snapshot_id
+        assert about["examples"]["questions"][0] == QUESTION
+        assert about["customer_support"] is False
+        # `citadel demo-data` creates the default business database: no restart needed.
+        db = SqliteBusinessDB(tmp_path / "business.sqlite")
+        try:
+            seed_demo_data(db)
+        finally:
+            db.close()
+        assert c.get("/v1/about").json()["customer_support"] is True
+
+
 def test_readiness_refuses_an_incompatible_or_replaced_snapshot(tmp_path):
     settings = Settings(home=tmp_path, embedder="hashing")
     ingest([DEMO_KB], settings, embedder=HashingEmbedder(), progress=False)
@@ -266,8 +290,8 @@ def test_openapi_has_real_schemas(client):
     spec = client.get("/openapi.json").json()
     schemas = spec["components"]["schemas"]
     for name in ("AnswerRequest", "Answer", "Citation", "Trace", "ChunkView", "DocumentView",
-                 "Readiness", "ErrorBody", "MetaEvent", "DeltaEvent", "CitationEvent",
-                 "DoneEvent", "ErrorEvent", "StreamEvent"):
+                 "Readiness", "About", "Examples", "ErrorBody", "MetaEvent", "DeltaEvent",
+                 "CitationEvent", "DoneEvent", "ErrorEvent", "StreamEvent"):
         assert name in schemas, name
     assert schemas["AnswerRequest"]["additionalProperties"] is False
     answer = spec["paths"]["/v1/answer"]["post"]

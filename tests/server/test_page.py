@@ -11,9 +11,11 @@ import pytest
 from pydantic import SecretStr
 
 from citadel.engine import Engine
+from citadel.ingest.pipeline import ingest
 from citadel.records import Conflict
+from citadel.retrieval.embedders.hashing import HashingEmbedder
 from citadel.server import create_app
-from tests.conftest import ROOT
+from tests.conftest import ROOT, hashing_settings
 from tests.helpers_agent import ALICE_KEY, with_demo_business
 from tests.live_server import live_server
 
@@ -382,9 +384,13 @@ def test_an_abstention_replaces_the_previous_source_with_the_sources_consulted(s
     items = page.locator("#consulted-list button.consulted-open")
     assert [items.nth(i).get_attribute("data-chunk") for i in range(items.count())] == [
         s["chunk_id"] for s in expected["sources_consulted"]]
+    # Beside the answer the panel lists them; under it (a phone) the abstention's list does.
+    stacked = page.viewport_size == PHONE
+    assert source.is_visible() is not stacked
     shot(page, "page-abstention-consulted")
     # One opens its chunk; closing it comes back to the list.
-    items.first.click()
+    opener = page.locator("#abstention a.chunk-link") if stacked else items
+    opener.first.click()
     page.wait_for_selector('#source[data-state="shown"] .chunk-range')
     assert page.inner_text("#source-check").startswith(
         f"Chunk {expected['sources_consulted'][0]['chunk_id']}")
@@ -408,12 +414,14 @@ KB_KEY = "kb-key-0123456789abcdef"
 
 
 @pytest.fixture(scope="module")
-def keyed_site(hashing_engine):
-    """A server that answers only with an API key (`open_answers = false`)."""
-    settings = hashing_engine.settings.model_copy(update={
+def keyed_site(hashing_engine, tmp_path_factory):
+    """A server that answers only with an API key (`open_answers = false`), with customer
+    support (a business database)."""
+    engine = with_demo_business(hashing_engine,
+                                tmp_path_factory.mktemp("keyed") / "business.sqlite")
+    settings = engine.settings.model_copy(update={
         "open_answers": False, "api_keys": {SecretStr(KB_KEY): ""}})
-    engine = Engine(settings, hashing_engine.index, hashing_engine.embedder,
-                    hashing_engine.generator)
+    engine = Engine(settings, engine.index, engine.embedder, engine.generator)
     with live_server(create_app(engine)) as url:
         yield url
 
@@ -503,3 +511,198 @@ def test_a_quote_of_a_file_with_front_matter_opens_at_its_offsets_in_the_file(pa
     page.goto(f"{site}/#doc=refunds-policy&start=0&end=3")
     page.wait_for_selector('#source[data-state="error"]')
     assert "before the text of refunds-policy" in page.inner_text("#source-text")
+
+
+# --- the page fits the knowledge base it serves ------------------------------------------------
+
+KETTLE_DOCS = {
+    "descaling.md": "# Descaling your kettle\n\nDescale the kettle every four weeks with a "
+                    "solution of one part white vinegar to two parts water. Boil it, leave it "
+                    "for an hour, then rinse twice.\n",
+    "glass-kettle.md": "# The glass kettle\n\nThe glass kettle is not dishwasher safe: wash "
+                       "the jug by hand and never immerse the base.\n",
+}
+KETTLE_EXAMPLES = ["How often should I descale my kettle?",
+                   "Is the glass kettle dishwasher safe?"]
+
+
+@pytest.fixture(scope="module")
+def kettle_site(tmp_path_factory):
+    """A new user's own small knowledge base (a kettle shop) with its own example questions,
+    and no business database."""
+    root = tmp_path_factory.mktemp("kettles")
+    kb = root / "kb"
+    kb.mkdir()
+    for name, text in KETTLE_DOCS.items():
+        (kb / name).write_text(text)
+    (kb / "citadel-sources.toml").write_text(
+        "[examples]\nquestions = [" + ", ".join(f'"{q}"' for q in KETTLE_EXAMPLES) + "]\n")
+    settings = hashing_settings(root / "home")
+    ingest([kb], settings, embedder=HashingEmbedder(), progress=False)
+    engine = Engine.open(settings, embedder=HashingEmbedder())
+    try:
+        with live_server(create_app(engine)) as url:
+            yield url
+    finally:
+        engine.close()
+
+
+def open_page(page, site: str) -> None:
+    """The page, ready, with what the server offers (`/v1/about`) applied."""
+    page.goto(site)
+    page.wait_for_selector('#status[data-ready="yes"]')
+    page.wait_for_function("() => window.citadel.about.snapshot_id !== undefined")
+
+
+def chips(page) -> list[str]:
+    return page.locator("#examples button.chip").all_inner_texts()
+
+
+def test_the_try_buttons_are_the_knowledge_bases_own_examples(page, kettle_site):
+    about = httpx.get(f"{kettle_site}/v1/about").json()
+    assert about["examples"]["questions"] == KETTLE_EXAMPLES
+    open_page(page, kettle_site)
+    assert chips(page) == KETTLE_EXAMPLES
+    assert page.inner_text("#examples").startswith("Try:")
+    page.locator("#examples button.chip").nth(1).click()
+    page.wait_for_selector('#answer[data-state="done"]', timeout=30_000)
+    assert page.input_value("#question") == KETTLE_EXAMPLES[1]
+    assert page.inner_text("#verdict").startswith("Grounded")
+    assert "dishwasher" in page.inner_text("#answer-text")
+    page.mouse.move(0, 0)
+    page.screenshot(path=str(ARTIFACTS / "page-kettle-examples.png"))
+
+
+def test_a_knowledge_base_without_an_examples_list_has_no_try_buttons(page, pdf_site):
+    assert httpx.get(f"{pdf_site}/v1/about").json()["examples"] == {
+        "questions": [], "customer_questions": []}
+    open_page(page, pdf_site)
+    assert chips(page) == [] and page.inner_text("#examples") == ""
+
+
+def test_the_demo_shows_its_examples_from_its_sources_file(page, site):
+    open_page(page, site)
+    assert chips(page) == ["How long do I have to return an item?",
+                           "How much does express delivery cost?",
+                           "How long are gift cards valid?", "What is the capital of France?"]
+    page.click('#modes .tab[data-mode="customer"]')
+    assert chips(page) == ["Can I get a refund for order 1042?", "Where is order 1045?",
+                           "What are my orders?", "How long do I have to return an item?"]
+
+
+def test_the_customer_support_tab_shows_only_with_a_business_database(page, kettle_site, site):
+    assert httpx.get(f"{kettle_site}/v1/about").json()["customer_support"] is False
+    open_page(page, kettle_site)
+    assert page.locator("#modes").is_hidden()
+    assert page.locator('#modes .tab[data-mode="customer"]').count() == 0
+
+    assert httpx.get(f"{site}/v1/about").json()["customer_support"] is True
+    open_page(page, site)
+    assert page.locator('#modes .tab[data-mode="customer"]').is_visible()
+
+
+# --- a conflict is stated once -----------------------------------------------------------------
+
+
+def test_a_flagged_conflict_is_stated_once_in_its_box_with_the_cited_sides_below(page, site):
+    question = "How long do I have to return an item?"
+    expected = httpx.post(f"{site}/v1/answer", json={"question": question}, timeout=30).json()
+    conflict = expected["conflict"]
+    assert conflict["resolution"] == "flagged" and len(conflict["sides"]) == 2
+    assert expected["answer"].startswith("The sources disagree on ")
+    assert expected["answer"].endswith(conflict["explanation"])
+
+    ask(page, site, question)
+    box, text = page.inner_text("#conflict"), page.inner_text("#answer-text")
+    # The opening sentence heads the box; the explanation is in the box alone.
+    assert page.inner_text("#conflict h3") == (
+        "The sources disagree on how long you have to return an item")
+    assert "The sources disagree" not in text and conflict["explanation"] not in text
+    assert box.count(conflict["explanation"]) == 1
+    # The box keeps each side with its link; the text keeps each side's cited sentence, once.
+    for side in conflict["sides"]:
+        assert side["chunk_id"] in box and side["value"] in box
+        assert text.count(side["quote"]) == 1
+    assert page.locator("#answer-text a.cite").count() == 2
+    page.mouse.move(0, 0)
+    page.screenshot(path=str(ARTIFACTS / "page-conflict-once.png"))
+
+
+@pytest.fixture(scope="module")
+def doors_site(doors_engine):
+    with live_server(create_app(doors_engine)) as url:
+        yield url
+
+
+def test_an_authoritative_conflict_answers_and_leaves_the_note_to_its_box(page, doors_site):
+    from tests.doors import ANSWERED
+
+    expected = httpx.post(f"{doors_site}/v1/answer", json={"question": ANSWERED},
+                          timeout=30).json()
+    assert expected["conflict"]["resolution"] == "authoritative"
+    assert " Note: " in expected["answer"]
+
+    ask(page, doors_site, ANSWERED)
+    text, box = page.inner_text("#answer-text"), page.inner_text("#conflict")
+    assert text.startswith("You can return items within 30 days of delivery.")
+    assert "Note:" not in text and "90 days" not in text and "Community forum" not in text
+    assert "90 days" in box and "Community forum" in box
+    assert box.count(expected["conflict"]["explanation"]) == 1
+    page.mouse.move(0, 0)
+    page.screenshot(path=str(ARTIFACTS / "page-conflict-authoritative.png"))
+
+
+# --- the tooltip and the phone -------------------------------------------------------------------
+
+
+def test_the_citation_tooltip_closes_on_click_escape_and_scroll(browser, site, console_errors):
+    context = browser.new_context(viewport={"width": 1400, "height": 520})  # the page scrolls
+    page = context.new_page()
+    page.on("pageerror", lambda exc: console_errors.append(str(exc)))
+    tooltip = page.locator("#tooltip")
+    try:
+        ask(page, site, "How long are gift cards valid?")
+        link = page.locator("#answer-text a.cite").first
+        link.hover()
+        page.wait_for_selector("#tooltip:not([hidden])")
+        link.click()  # the pointer stays on the link
+        assert tooltip.is_hidden()
+        page.wait_for_selector('#source[data-state="shown"]')
+        page.screenshot(path=str(ARTIFACTS / "page-tooltip-after-click.png"))
+
+        page.mouse.move(0, 0)
+        link.hover()
+        page.wait_for_selector("#tooltip:not([hidden])")
+        page.keyboard.press("Escape")
+        assert tooltip.is_hidden()
+
+        page.mouse.move(0, 0)
+        link.hover()
+        page.wait_for_selector("#tooltip:not([hidden])")
+        page.evaluate("window.scrollBy(0, 120)")
+        page.wait_for_selector("#tooltip", state="hidden")
+    finally:
+        context.close()
+    assert console_errors == []
+
+
+def test_on_a_phone_an_abstention_lists_its_sources_consulted_once(browser, site,
+                                                                   console_errors):
+    question = "What is the capital of France?"
+    expected = httpx.post(f"{site}/v1/answer", json={"question": question}, timeout=30).json()
+    ids = [s["chunk_id"] for s in expected["sources_consulted"]]
+    assert ids
+    context = browser.new_context(viewport=PHONE)
+    page = context.new_page()
+    page.on("pageerror", lambda exc: console_errors.append(str(exc)))
+    try:
+        ask(page, site, question)
+        shown = page.evaluate("""() => [...document.querySelectorAll(
+            '#abstention a.chunk-link, #consulted-list .consulted-id')]
+            .filter((n) => n.checkVisibility()).map((n) => n.textContent)""")
+        assert sorted(shown) == sorted(ids)
+        page.mouse.move(0, 0)
+        page.screenshot(path=str(ARTIFACTS / "page-abstention-phone.png"), full_page=True)
+    finally:
+        context.close()
+    assert console_errors == []

@@ -38,6 +38,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from citadel.answering.answer_norm import states
 from citadel.answering.facts import (
     UNIT_WORDS,
     Fact,
@@ -50,6 +51,7 @@ from citadel.records import Conflict, ConflictSide, Context, ContextBlock
 from citadel.text.neutralize import neutralize
 from citadel.text.sentences import display_text, sentence_spans
 from citadel.text.terms import content_terms, tokens
+from citadel.text.values import MONTHS, WEEKDAYS
 
 MIN_RELEVANCE = 0.5
 MIN_RELEVANCE_NO_CUE = 0.75
@@ -68,11 +70,12 @@ _CUES: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
     (re.compile(r"\bwhere\b|\bwhich (?:warehouse|address|city|country|office|store|depot)\b|"
                 r"\baddress\b", re.I), frozenset({"place"})),
     (re.compile(r"\bhow many\b", re.I), frozenset({"count"})),
+    (re.compile(r"\bwhat time\b|\bhours\b|\bopen\b|\bclos(?:e|es|ed|ing)\b|\bwhich days\b",
+                re.I), frozenset({"time", "hours", "weekdays"})),
+    (re.compile(r"\bhow (?:far|heavy|tall|wide|big|large)\b|\bweigh|\bdistance\b|"
+                r"\bdimensions?\b", re.I), frozenset({"quantity"})),
 )
-_CALENDAR_WORDS = frozenset({
-    "january", "february", "march", "april", "may", "june", "july", "august", "september",
-    "october", "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday",
-    "saturday", "sunday"})
+_CALENDAR_WORDS = frozenset({*MONTHS, *WEEKDAYS})
 _ALL_KINDS = frozenset({"duration", "money", "percent", "date", "place"})
 _CUE_WORDS = frozenset({"long", "much", "many", "soon", "quickly", "time", "until"})
 # "If an item arrives faulty, ..." states a value for a narrower case than the one asked.
@@ -81,7 +84,8 @@ _CONDITIONAL = re.compile(r"(?:if|unless|when|where|in case)\b", re.I)
 _CONDITION = re.compile(r"(?:if|unless|when|whenever|where|in case|once|to)\b([^,]{0,200}),",
                         re.I)
 _KIND_NOUN = {"duration": "duration", "money": "amount", "percent": "percentage",
-              "date": "date", "place": "location", "count": "number"}
+              "date": "date", "place": "location", "count": "number", "quantity": "quantity",
+              "time": "time", "hours": "hours", "weekdays": "days"}
 
 
 @dataclass(frozen=True)
@@ -218,10 +222,11 @@ def _scopes_exclude(a: Fact, b: Fact) -> bool:
 
 
 def _states(found: list[Candidate], holder: Candidate, other: Candidate) -> bool:
-    """Whether `holder`'s document also states `other`'s value in this context."""
+    """Whether `holder`'s document also states `other`'s value in a sentence of this
+    context that answers the question (`answer_norm.states`)."""
     doc = holder.block.chunk.document_id
-    return any(c.block.chunk.document_id == doc and comparable(c.fact, other.fact)
-               and agree(c.fact, other.fact) for c in found)
+    sentences = {c.fact.sentence for c in found if c.block.chunk.document_id == doc}
+    return any(states(sentence, other.fact.text) for sentence in sentences)
 
 
 def _side(c: Candidate) -> ConflictSide:
@@ -245,7 +250,7 @@ def _conflict(group: list[Candidate], ties: set[str], authority_gap: float) -> C
         shared = ties & lead_fact.subject
         for r in rivals:
             shared &= fact_of[(r.chunk_id, r.value, r.quote)].subject
-        return f"{_surface(lead_fact.sentence, shared)} ({_KIND_NOUN[lead_fact.kind]})"
+        return f"{surface(lead_fact.sentence, shared)} ({_KIND_NOUN[lead_fact.kind]})"
 
     return resolve(sides, same, attribute, authority_gap)
 
@@ -283,7 +288,7 @@ def resolve(
     )
 
 
-def _surface(sentence: str, stems: set[str]) -> str:
+def surface(sentence: str, stems: set[str]) -> str:
     """The words of `sentence` whose stems are in `stems`, as written, in order."""
     words: list[str] = []
     for w in tokens(sentence):

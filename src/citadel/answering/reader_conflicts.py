@@ -31,8 +31,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from citadel.answering.answer_norm import NormalAnswer, normalise, relation, words_of
-from citadel.answering.conflicts import DEFAULT_AUTHORITY_GAP, _surface, resolve
+from citadel.answering.answer_norm import NormalAnswer, normalise, relation, states
+from citadel.answering.conflicts import DEFAULT_AUTHORITY_GAP, resolve, surface
 from citadel.answering.span_conflicts import KIND_NOUN, same_focus, sentence_side
 from citadel.gate import GateResult
 from citadel.records import Conflict, ConflictSide, Context, Judgement, SentenceJudgement
@@ -64,12 +64,6 @@ def answers(s: SentenceJudgement, min_reader: float = READER_ANSWERS) -> bool:
     return s.answers or (s.reader is not None and s.reader >= min_reader)
 
 
-def _states(s: SentenceJudgement, other: NormalAnswer) -> bool:
-    """`s` also states `other`'s answer: then it does not contradict it."""
-    words = set(words_of(s.text))
-    return bool(other.words) and set(other.words) <= words
-
-
 def similarity(a: SentenceJudgement, na: NormalAnswer, b: SentenceJudgement,
                nb: NormalAnswer) -> float:
     """Jaccard of the two sentences' content words, their answers' words left out."""
@@ -82,7 +76,7 @@ def similarity(a: SentenceJudgement, na: NormalAnswer, b: SentenceJudgement,
 def _disagree(a: SentenceJudgement, na: NormalAnswer, b: SentenceJudgement,
               nb: NormalAnswer, entities: set[str], min_similar: float = MIN_SIMILAR) -> bool:
     return (a.document_id != b.document_id and relation(na, nb) == "conflict"
-            and same_focus(a, b, entities) and not _states(a, nb) and not _states(b, na)
+            and same_focus(a, b, entities) and not states(a.text, nb) and not states(b.text, na)
             and similarity(a, na, b, nb) >= min_similar)
 
 
@@ -100,7 +94,7 @@ def _conflict(anchor: SentenceJudgement, anchor_answer: NormalAnswer,
     def attribute(lead: ConflictSide, others: list[ConflictSide]) -> str:
         kind = anchor.answer.kind if anchor.answer else anchor.span.kind if anchor.span \
             else "ANSWER"
-        words = _surface(lead.quote, set(anchor.matched)) or "the answer"
+        words = surface(lead.quote, set(anchor.matched)) or "the answer"
         return f"{words} ({KIND_NOUN.get(kind, 'answer')})"
 
     return resolve(sides, same, attribute, authority_gap)

@@ -12,9 +12,10 @@ words — "EU", "Australia" — do not exclude each other), conflict when
 * they are the same statement (most content words shared) and differ in a typed span: one
   states a name, date or number where the other states another.
 
-Spans agree after normalisation: case, punctuation and articles aside, number words as
-digits ("thirty days" = "30 days"), and a span that contains the other agrees with it
-("Lyon, France" / "Lyon"). The conflict is then resolved by the same rule as every other
+Spans agree as `answer_norm` compares answers: values by `citadel.text.values` ("thirty
+days" = "30 days" = "a month", "£1,500" = "1,500 pounds"), words with case, punctuation
+and filler aside, a span that contains the other agreeing with it ("Lyon, France" /
+"Lyon"). The conflict is then resolved by the same rule as every other
 (`conflicts.resolve`: follow a clearly more authoritative side and say so, else flag).
 """
 
@@ -22,41 +23,25 @@ from __future__ import annotations
 
 import re
 
-from citadel.answering.conflicts import DEFAULT_AUTHORITY_GAP, _surface, resolve
+from citadel.answering.answer_norm import answers_relation, states
+from citadel.answering.conflicts import DEFAULT_AUTHORITY_GAP, resolve, surface
 from citadel.answering.facts import scope_terms
 from citadel.records import Conflict, ConflictSide, Context, Judgement, SentenceJudgement
 from citadel.text.terms import content_terms, tokens
 
 MIN_FOCUS_OVERLAP = 0.5
 SAME_STATEMENT = 0.6  # Jaccard of content words: "the same sentence with one value changed"
-_NUMBER_WORDS = {
-    "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
-    "seven": "7", "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12",
-    "thirteen": "13", "fourteen": "14", "fifteen": "15", "sixteen": "16", "seventeen": "17",
-    "eighteen": "18", "nineteen": "19", "twenty": "20", "thirty": "30", "forty": "40",
-    "fifty": "50", "sixty": "60", "seventy": "70", "eighty": "80", "ninety": "90",
-    "hundred": "100", "first": "1st", "second": "2nd", "third": "3rd",
-}
-_DROP = {"a", "an", "the", "of", "in", "on", "at", "about", "around", "approximately", "some"}
 KIND_NOUN = {"PERSON": "person", "NORP": "group", "FAC": "place", "ORG": "organisation",
               "GPE": "place", "LOC": "place", "DATE": "date", "TIME": "time",
               "MONEY": "amount", "PERCENT": "percentage", "QUANTITY": "quantity",
               "CARDINAL": "number", "ORDINAL": "rank", "NOUN": "answer"}
 
 
-def span_words(text: str) -> tuple[str, ...]:
-    """A span's words for comparison: lower case, number words as digits, no articles."""
-    words = [_NUMBER_WORDS.get(w, w) for w in tokens(text.replace(",", " "))]
-    return tuple(re.sub(r"(?<=\d)(?:st|nd|rd|th)$", "", w) if w[:1].isdigit() else w
-                 for w in words if w not in _DROP)
-
-
 def spans_agree(a: str, b: str) -> bool:
-    """The same answer: equal words, or one span's words all within the other's."""
-    wa, wb = set(span_words(a)), set(span_words(b))
-    if not wa or not wb:
-        return True  # nothing to compare is no evidence of disagreement
-    return wa <= wb or wb <= wa
+    """The same answer, or no evidence of a different one: `answer_norm.answers_relation`
+    is anything but a conflict (equal values, "two weeks" / "14 days"; one span's words
+    within the other's, "Lyon, France" / "Lyon"; spans of different kinds)."""
+    return answers_relation(a, b) != "conflict"
 
 
 def _jaccard(a: set[str], b: set[str]) -> float:
@@ -96,17 +81,11 @@ def _same_statement(a: SentenceJudgement, b: SentenceJudgement) -> bool:
         set(content_terms(a.text)), set(content_terms(b.text))) >= SAME_STATEMENT
 
 
-def _states(s: SentenceJudgement, value: str) -> bool:
-    """The sentence states `value` among its candidate answers: "UK orders ship from Leeds,
-    EU orders from Utrecht" describes two cases and contradicts neither."""
-    return any(spans_agree(value, v) for v in s.candidates)
-
-
 def _disputed(a: SentenceJudgement, b: SentenceJudgement) -> tuple[str, str] | None:
     """The two values on which `a` and `b` disagree, if they do."""
     if a.span_text and b.span_text and a.span and b.span and a.span.kind == b.span.kind:
-        if spans_agree(a.span_text, b.span_text) or _states(a, b.span_text) or _states(
-                b, a.span_text):
+        if (spans_agree(a.span_text, b.span_text) or states(a.text, b.span_text)
+                or states(b.text, a.span_text)):
             return None  # the same answer, or one sentence also states the other's
         return a.span_text, b.span_text
     if _jaccard(set(content_terms(a.text)), set(content_terms(b.text))) < SAME_STATEMENT:
@@ -155,7 +134,7 @@ def span_conflict(
         def attribute(lead: ConflictSide, others: list[ConflictSide],
                       anchor: SentenceJudgement = anchor) -> str:
             kind = anchor.span.kind if anchor.span else "NOUN"
-            words = _surface(lead.quote, set(anchor.matched)) or "the answer"
+            words = surface(lead.quote, set(anchor.matched)) or "the answer"
             return f"{words} ({KIND_NOUN.get(kind, 'answer')})"
 
         return resolve(found, same, attribute, authority_gap)

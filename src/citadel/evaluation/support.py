@@ -338,19 +338,6 @@ def conflict_sides(answer: Answer) -> list[str]:
                                                                strict=False)]
 
 
-def verdict_of(answer: Answer) -> dict[str, Any] | None:
-    """`Answer.verdict` as a dict when the record has one (read with getattr: the harness
-    runs with or without the field)."""
-    verdict = getattr(answer, "verdict", None)
-    if verdict is None:
-        return None
-    if hasattr(verdict, "model_dump"):
-        return verdict.model_dump(mode="json")
-    if isinstance(verdict, dict):
-        return dict(verdict)
-    return {"value": str(verdict)}
-
-
 def expected_text(q: SupportQuestion) -> str:
     if q.expect == "answer":
         return (f"answer with one of {list(q.answer_any)}, citing one of {list(q.cite_any)}"
@@ -362,15 +349,15 @@ def expected_text(q: SupportQuestion) -> str:
 
 def miss(q: SupportQuestion, answer: Answer, decision: Decision) -> dict[str, Any]:
     """Everything the miss listing shows about one wrong row."""
-    verdict = verdict_of(answer)
+    v = answer.verdict
     return {
         "id": q.id, "kb": q.kb, "category": q.category, "question": q.question,
         "expected": expected_text(q), "outcome": outcome(answer),
         "answer": _cut(answer.answer), "cited": cited_files(answer),
         "conflict_sides": conflict_sides(answer), "reasons": list(decision.reasons),
         "note": q.note,
-        "verdict": None if verdict is None else {k: verdict.get(k) for k in ("stage", "reason")
-                                                 if k in verdict} or verdict,
+        "verdict": None if v is None else {"stage": v.stage, "reason": v.reason,
+                                           "explanation": v.explanation},
     }
 
 
@@ -452,7 +439,8 @@ def _score_row(run: SuiteRun, q: SupportQuestion, answer: Answer, decision: Deci
     return row_log(q.id, q.question, answer, kb=q.kb, expect=q.expect, category=q.category,
                    right=decision.right, reasons=list(decision.reasons),
                    outcome=outcome(answer), cited=cited_files(answer),
-                   conflict_sides=conflict_sides(answer), verdict=verdict_of(answer),
+                   conflict_sides=conflict_sides(answer),
+                   verdict=answer.verdict.model_dump(mode="json") if answer.verdict else None,
                    note=q.note, checks=layers)
 
 

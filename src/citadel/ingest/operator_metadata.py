@@ -18,6 +18,13 @@ The exact path wins over globs; among globs the first one that matches, in file 
 file's values override the document's own (title, category and date from front matter or an
 HTML `<head>`). The file itself is never ingested as a document. An entry that matches no
 file, and a `supersedes` that names no document, stop the ingest (`rule_problems`).
+
+The optional `[examples]` table gives the web page's "Try:" buttons for this knowledge base
+(`read_examples`); they are kept with the snapshot (`citadel.knowledge.snapshots.Examples`):
+
+    [examples]
+    questions = ["How do I descale my kettle?", "Is the glass kettle dishwasher safe?"]
+    customer_questions = ["Where is my order?"]   # the Customer support tab's, if any
 """
 
 from __future__ import annotations
@@ -32,9 +39,11 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from citadel.config import ConfigError
+from citadel.knowledge.snapshots import MAX_EXAMPLE_CHARS, MAX_EXAMPLES, Examples
 from citadel.records import Document
 
 SOURCES_FILE = "citadel-sources.toml"
+TABLES = ("sources", "examples")
 
 
 class SourceMetadata(BaseModel):
@@ -55,6 +64,58 @@ def read_sources_file(root: Path) -> dict[str, SourceMetadata]:
     file. A malformed file is a `ConfigError`: metadata the operator meant to set must not be
     silently dropped."""
     path = root / SOURCES_FILE
+    data = _read_toml(path)
+    tables = data.get("sources", {})
+    if not isinstance(tables, dict):
+        raise ConfigError(f"{path}: 'sources' must be a table of [sources.\"<path>\"] tables")
+    out: dict[str, SourceMetadata] = {}
+    for pattern, values in tables.items():
+        try:
+            out[pattern] = SourceMetadata.model_validate(values)
+        except ValidationError as exc:
+            raise ConfigError(f"{path}: [sources.{pattern!r}]: {_problems(exc)}") from None
+    return out
+
+
+def read_examples(paths: Sequence[Path]) -> Examples:
+    """The `[examples]` of every ingest root's citadel-sources.toml (a folder given, or the
+    folder of a file given, as `[sources]` is read), in the order given, each question once;
+    the first `MAX_EXAMPLES` per tab when several roots have more together. None without."""
+    roots = dict.fromkeys(p if p.is_dir() else p.parent for p in paths)
+    tabs: dict[str, dict[str, None]] = {name: {} for name in Examples.model_fields}
+    for root in roots:
+        found = _examples_of(root / SOURCES_FILE)
+        for name, questions in tabs.items():
+            questions.update(dict.fromkeys(getattr(found, name)))
+    return Examples(**{name: tuple(q)[:MAX_EXAMPLES] for name, q in tabs.items()})
+
+
+def _examples_of(path: Path) -> Examples:
+    table = _read_toml(path).get("examples", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: 'examples' must be a table: [examples] with "
+                          'questions = ["…", "…"]')
+    # Said in the file's own terms (a list, not pydantic's tuple); an unknown key and a bad
+    # question are pydantic's to name below.
+    for name, value in table.items():
+        if name not in Examples.model_fields:
+            continue
+        if not isinstance(value, list):
+            raise ConfigError(f"{path}: [examples]: {name} must be a list of questions, e.g. "
+                              f'{name} = ["…", "…"]')
+        if len(value) > MAX_EXAMPLES:
+            raise ConfigError(f"{path}: [examples]: {name} has {len(value)} questions; the "
+                              f"page shows at most {MAX_EXAMPLES}")
+    try:
+        return Examples.model_validate(table)
+    except ValidationError as exc:
+        raise ConfigError(f"{path}: [examples]: {_problems(exc)} (questions and "
+                          f"customer_questions are lists of at most {MAX_EXAMPLES} questions, "
+                          f"each a string of 1 to {MAX_EXAMPLE_CHARS} characters)") from None
+
+
+def _read_toml(path: Path) -> dict:
+    """The file's tables; {} without the file."""
     try:
         with path.open("rb") as fh:
             data = tomllib.load(fh)
@@ -64,21 +125,16 @@ def read_sources_file(root: Path) -> dict[str, SourceMetadata]:
         raise ConfigError(f"{path} cannot be read: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path} is not valid TOML: {exc}") from None
-    extra = sorted(set(data) - {"sources"})
+    extra = sorted(set(data) - set(TABLES))
     if extra:
-        raise ConfigError(f"{path}: unknown table(s) {extra}; expected [sources.\"<path>\"]")
-    tables = data.get("sources", {})
-    if not isinstance(tables, dict):
-        raise ConfigError(f"{path}: 'sources' must be a table of [sources.\"<path>\"] tables")
-    out: dict[str, SourceMetadata] = {}
-    for pattern, values in tables.items():
-        try:
-            out[pattern] = SourceMetadata.model_validate(values)
-        except ValidationError as exc:
-            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}"
-                                 for e in exc.errors())
-            raise ConfigError(f"{path}: [sources.{pattern!r}]: {problems}") from None
-    return out
+        raise ConfigError(f"{path}: unknown table(s) {extra}; expected [sources.\"<path>\"] "
+                          "and [examples]")
+    return data
+
+
+def _problems(exc: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}"
+                     for e in exc.errors())
 
 
 def matches(pattern: str, source: str) -> bool:

@@ -22,7 +22,7 @@ from citadel.ingest.analysis import analyse_chunks
 from citadel.ingest.chunking import ChunkingParams, DocumentTooLarge, chunk_document
 from citadel.ingest.embedding_cache import EmbeddingCache, embed_cached
 from citadel.ingest.loaders import Skipped, load_corpus
-from citadel.ingest.operator_metadata import rule_problems
+from citadel.ingest.operator_metadata import read_examples, rule_problems
 from citadel.knowledge.build_lock import build_lock, builder_identity
 from citadel.knowledge.snapshots import (
     Catalog,
@@ -111,6 +111,7 @@ def ingest(
     corpus = load_corpus(paths, settings.max_file_bytes, settings.pdf_password_map())
     if not corpus.documents:
         raise IngestError("nothing could be ingested", corpus.skipped)
+    examples = read_examples(paths)  # the page's example questions, kept in the fingerprint
     embedder = embedder or get_embedder(settings.embedder)
     analyser = analyser or Analyser()
     backend = backend or get_backend(settings)
@@ -130,7 +131,7 @@ def ingest(
         raise IngestError("operator rules that name no document: " + "; ".join(problems),
                           skipped)
     fp = fingerprint(list(documents), embedder, params, backend.lexical_semantics,
-                     analyser.identity(), backend.dense_index(len(chunks)))
+                     analyser.identity(), backend.dense_index(len(chunks)), examples)
     snapshot_id = fp.snapshot_id
 
     embedded = cached = 0

@@ -18,9 +18,9 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Annotated, Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from citadel.knowledge import leases
 from citadel.knowledge.leases import LeaseHolder, SnapshotLease
@@ -75,8 +75,30 @@ class SnapshotLeased(SnapshotError):
     """Refused: a live process serves the snapshot (the message names it)."""
 
 
+# Buttons under the question box, not a question bank: so many per tab, each so long at most.
+MAX_EXAMPLES = 10
+MAX_EXAMPLE_CHARS = 200
+ExampleQuestion = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1,
+                                                   max_length=MAX_EXAMPLE_CHARS)]
+
+
+class Examples(BaseModel):
+    """The operator's example questions, shown as the web page's "Try:" buttons: `questions`
+    for the knowledge-base tab, `customer_questions` for the Customer support tab. They come
+    from `[examples]` in citadel-sources.toml (`citadel.ingest.operator_metadata`) and are
+    kept in the snapshot's fingerprint; a snapshot built before has none."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    questions: tuple[ExampleQuestion, ...] = Field(default=(), max_length=MAX_EXAMPLES)
+    customer_questions: tuple[ExampleQuestion, ...] = Field(default=(),
+                                                            max_length=MAX_EXAMPLES)
+
+
 class Fingerprint(BaseModel):
-    """Everything that changes what a chunk id or a score means."""
+    """Everything that changes what a chunk id or a score means, and what the snapshot
+    offers beside its chunks (the operator's example questions: a snapshot is immutable, so
+    a new list is a new snapshot, built from the embedding cache)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -92,12 +114,15 @@ class Fingerprint(BaseModel):
     dense_index: dict[str, Any] | None = Field(
         default=None, description="The approximate dense index built with the snapshot (its "
                                   "parameters); None: exact search only.")
+    examples: Examples = Examples()
 
     @property
     def snapshot_id(self) -> str:
         parts = self.model_dump()
         if parts["dense_index"] is None:
             del parts["dense_index"]  # a snapshot without an ANN index keeps its id
+        if self.examples == Examples():
+            del parts["examples"]  # so does one without example questions
         blob = json.dumps(parts, sort_keys=True, separators=(",", ":"))
         return "kb-" + hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -130,9 +155,11 @@ def fingerprint(
     lexical: dict[str, Any] | None = None,
     analysis: dict[str, Any] | None = None,
     dense_index: dict[str, Any] | None = None,
+    examples: Examples | None = None,
 ) -> Fingerprint:
     """`lexical` is the backend's lexical semantics (`Backend.lexical_semantics`), `analysis`
-    the identity of the analyser that analysed the chunks (default: the installed one)."""
+    the identity of the analyser that analysed the chunks (default: the installed one),
+    `examples` the operator's example questions."""
     return Fingerprint(
         corpus_sha256=corpus_sha256(documents),
         documents=len(documents),
@@ -141,6 +168,7 @@ def fingerprint(
         lexical=LEXICAL_SEMANTICS if lexical is None else lexical,
         analysis=analyser_identity() if analysis is None else analysis,
         dense_index=dense_index,
+        examples=examples or Examples(),
     )
 
 
@@ -188,6 +216,15 @@ class SnapshotInfo(BaseModel):
     fingerprint: dict[str, Any]
     error: str | None = None
     builder: str | None = None
+
+    @property
+    def examples(self) -> Examples:
+        """The snapshot's example questions; none for a snapshot built before they were kept,
+        or whose list this version would refuse (the page then shows no buttons)."""
+        try:
+            return Examples.model_validate(self.fingerprint.get("examples") or {})
+        except ValidationError:
+            return Examples()
 
     @property
     def embedder_name(self) -> str:

@@ -42,6 +42,26 @@ class AgentProvider:
         return SupportAgent(db, cast("Engine | None", engine), decider, engine_problem=problem,
                             max_question_chars=self.settings.max_question_chars)
 
+    def available(self) -> bool:
+        """Whether this server has a business database, found without waiting on one: open
+        already, a PostgreSQL DSN (an outage there is the agent's to report when asked), or a
+        SQLite file that exists (`citadel demo-data` creates the default one). The page shows
+        its Customer support tab only then."""
+        with self._lock:
+            if self._business is not None:
+                return True
+        dsn = self.settings.business_dsn
+        if dsn and not dsn.startswith("sqlite:///") and ("://" in dsn or "=" in dsn):
+            return True  # a server URL or libpq `key=value`: connecting could take seconds
+        try:
+            db = business_db(self.settings, migrate_schema=False)
+        except ConfigError:
+            return False
+        try:
+            return isinstance(db, SqliteBusinessDB) and db.path.exists()
+        finally:
+            db.close()
+
     def _open(self) -> tuple[BusinessDB, Decider]:
         with self._lock:
             if self._business is None:

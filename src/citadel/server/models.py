@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
 from pydantic_core import PydanticCustomError
 
+from citadel.knowledge.snapshots import Examples
 from citadel.knowledge.verify import Receipt
 from citadel.records import Chunk, Document, DocumentFormat
 
@@ -247,3 +248,16 @@ class Readiness(BaseModel):
     updated_at: dt.datetime | None = Field(
         default=None, description="When the snapshot served was completed: the knowledge "
                                   "base as of then.")
+
+
+class About(BaseModel):
+    """What the web page offers on this server: the served snapshot's example questions and
+    whether the support agent has a business database (the "Customer support" tab)."""
+
+    snapshot_id: str | None = Field(default=None, description="The snapshot being served "
+                                    "(None before anything is ingested).")
+    examples: Examples = Field(default_factory=Examples, description="The operator's example "
+                               "questions (`[examples]` in citadel-sources.toml), kept with the "
+                               "snapshot; empty without a list.")
+    customer_support: bool = Field(description="A business database is set up: the support "
+                                   "agent (`POST /v1/agent`) can answer customers.")

@@ -1,4 +1,5 @@
-"""JSON endpoints: answers, chunk and document lookup, health and readiness."""
+"""JSON endpoints: answers, chunk and document lookup, health, readiness and what the page
+offers."""
 
 # No `from __future__ import annotations`: FastAPI must see the per-app request model itself.
 
@@ -10,6 +11,7 @@ from fastapi.responses import JSONResponse
 
 from citadel.engine import Engine, NotReady
 from citadel.knowledge.signing import KeyStore, PublicKeys
+from citadel.knowledge.snapshots import Catalog, Examples
 from citadel.knowledge.verify import VerifyError, VerifyReport
 from citadel.records import Answer
 from citadel.retrieval.tenancy import visible
@@ -17,6 +19,7 @@ from citadel.server.auth import AUTH_RESPONSES, TENANT_SCOPED, TenantScope, tena
 from citadel.server.deps import get_engine
 from citadel.server.errors import ERROR_RESPONSES
 from citadel.server.models import (
+    About,
     AnswerRequest,
     ChunkView,
     DocumentView,
@@ -126,5 +129,19 @@ def api_router(request_model: type[AnswerRequest]) -> APIRouter:
                 str(exc), request.app.state.provider.settings.home))
         return JSONResponse(state.model_dump(mode="json"), status_code=200 if state.ready
                             else 503)
+
+    @router.get("/v1/about", response_model=About, tags=["operations"],
+                summary="What the web page offers: example questions, customer support")
+    def about(request: Request) -> About:
+        # Public, like the page and /readyz: the examples are the operator's, for every visitor.
+        customer_support = request.app.state.agents.available()
+        try:
+            engine = request.app.state.provider.get()
+        except NotReady:
+            return About(customer_support=customer_support)
+        snapshot_id = engine.index.snapshot_id
+        info = Catalog(engine.settings.home).get(snapshot_id)
+        return About(snapshot_id=snapshot_id, customer_support=customer_support,
+                     examples=info.examples if info is not None else Examples())
 
     return router

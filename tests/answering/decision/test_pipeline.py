@@ -155,7 +155,8 @@ def test_extractive_answer_states_its_scores(engine_for):
 
 
 def test_a_conflict_names_its_detector(hashing_engine):
-    answer = hashing_engine.answer("How long do I have to return an item?")
+    # The holiday page's 31 January 2027 against the help page's 15 January 2027.
+    answer = hashing_engine.answer("Until when can I return Christmas gifts?")
     assert answer.conflict is not None
     v = answer.verdict
     assert v.outcome == "conflict" and v.stage == "conflicts"

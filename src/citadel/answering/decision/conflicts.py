@@ -14,10 +14,11 @@ from dataclasses import dataclass
 
 from citadel.answering.conflicts import check_conflicts
 from citadel.answering.decision.request import DecisionRequest
-from citadel.answering.reader_conflicts import kept_conflict, reader_conflict
+from citadel.answering.reader_conflicts import answers, kept_conflict, reader_conflict
 from citadel.answering.span_conflicts import span_conflict
 from citadel.gate import GateResult
-from citadel.records import Conflict, Context
+from citadel.records import Conflict, ConflictSide, Context, Judgement, SentenceJudgement
+from citadel.text.quotes import normalize
 
 
 @dataclass(frozen=True)
@@ -60,12 +61,37 @@ DETECTORS: tuple[Detector, ...] = (
 
 def detected(req: DecisionRequest) -> Iterator[tuple[str, Conflict]]:
     """Each detector's conflict, in order, as it is found (a later detector runs only when
-    the caller asks for more: when the earlier conflict could not be composed)."""
+    the caller asks for more: when the earlier conflict could not be composed). A conflict
+    whose sides do not all answer the question is no conflict (`on_the_question`)."""
     for detector in DETECTORS:
         with req.trace.stage("conflicts"):
             conflict = detector.detect(req.question, req.context, req.authority_gap)
-        if conflict is not None:
+        if conflict is not None and on_the_question(conflict, req.context.judgement):
             yield detector.name, conflict
+
+
+def _squash(text: str) -> str:
+    return " ".join(normalize(text).split())
+
+
+def side_sentence(side: ConflictSide, judgement: Judgement) -> SentenceJudgement | None:
+    """The judged sentence that states a side (its quote, in its chunk)."""
+    quote = _squash(side.quote)
+    return next((s for s in judgement.sentences if s.chunk_id == side.chunk_id and quote
+                 and (quote in _squash(s.text) or _squash(s.text) in quote)), None)
+
+
+def on_the_question(conflict: Conflict, judgement: Judgement | None) -> bool:
+    """Two values conflict only when both answer what was asked: every side's sentence is
+    judged answering, or read so by the reader (`reader_conflicts.answers`). A delivery
+    price and a product price, a hold period and what to bring, never meet."""
+    if judgement is None:
+        return True  # nothing judged the context (a caller outside the engine)
+    for side in conflict.sides:
+        sentence = side_sentence(side, judgement)
+        if sentence is None or not answers(sentence):
+            return False
+    return True
 
 
 def kept(req: DecisionRequest, result: GateResult) -> Conflict | None:

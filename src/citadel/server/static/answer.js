@@ -72,11 +72,14 @@ export class AnswerView {
   onDone(answer) {
     this.answer = answer;
     this.streaming = false;
-    this.text = answer.answer; // the final answer is authoritative
+    // The final answer is authoritative; a conflict's box states what its text says around
+    // the cited sentences.
+    const split = answer.conflict ? splitConflict(answer.answer, answer.conflict) : null;
+    this.text = split ? split.body : answer.answer;
     this.renderText();
     this.renderCitationList(); // now with the answer span marked in its quote
     this.renderVerdict(answer);
-    this.renderConflict(answer.conflict, answer);
+    this.renderConflict(answer.conflict, answer, split?.heading);
     if (answer.abstained) {
       this.renderAbstention(answer);
       this.showConsulted?.(answer.sources_consulted);
@@ -212,13 +215,15 @@ export class AnswerView {
     }
   }
 
-  renderConflict(conflict, answer) {
+  /** The disagreement, stated once: the answer text keeps only its cited sentences
+   * (`splitConflict`); `heading` is the text's opening sentence, if it had one. */
+  renderConflict(conflict, answer, heading = null) {
     if (!conflict) return;
     const box = show(clear(this.part("conflict")));
     const authoritative = conflict.resolution === "authoritative";
-    box.append(h("h3", {}, authoritative
+    box.append(h("h3", {}, heading || (authoritative
       ? "The sources disagree — the answer follows the most authoritative one"
-      : "The sources disagree"));
+      : "The sources disagree")));
     box.append(h("p", {}, h("strong", {}, `${conflict.attribute}: `),
       conflict.values.join(" vs ")));
     if (conflict.sides?.length) {
@@ -292,6 +297,29 @@ export class AnswerView {
     for (const [key, value] of rows) list.append(h("dt", {}, key), h("dd", {}, value));
     show(this.part("trace"));
   }
+}
+
+/** A conflict answer's text (citadel.answering.decision.composing) states the disagreement
+ * around its cited sentences: "The sources disagree on …." before them and the explanation
+ * after ("flagged"), or "Note: … says …; this answer follows …" after ("authoritative"). The
+ * conflict box states all of that, so the text keeps its cited sentences alone, and its
+ * opening sentence becomes the box's heading. A text of another shape is kept whole. */
+export function splitConflict(text, conflict) {
+  let body = text;
+  const last = [...body.matchAll(MARKER)].pop();
+  if (last) {
+    const end = last.index + last[0].length;
+    const after = body.slice(end).trim();
+    if (after.startsWith("Note:") || (after && after === conflict.explanation?.trim())) {
+      body = body.slice(0, end);
+    }
+  }
+  // The first side's sentence starts with its title in quotes: “Title” (authority …) says: …
+  const first = conflict.sides?.[0];
+  const at = first && body.startsWith("The sources disagree")
+    ? body.indexOf(`“${first.title}”`) : -1;
+  if (at <= 0) return { heading: null, body };
+  return { heading: body.slice(0, at).trim().replace(/\.$/, ""), body: body.slice(at) };
 }
 
 export function sourceLine(c) {

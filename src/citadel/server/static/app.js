@@ -3,11 +3,9 @@ import { AnswerView } from "./answer.js";
 import { BusinessView, askAgent, policyNote } from "./customer.js";
 import { clear, h, show } from "./dom.js";
 import { askMode, customerMode } from "./modes.js";
-import { SourcePanel } from "./source.js";
+import { SourcePanel, fetchJson } from "./source.js";
 import { postEventStream } from "./sse.js";
 import { Tooltip } from "./tooltip.js";
-
-const MODES = [askMode, customerMode];
 
 /** A mode's API key, kept for this browser tab only (sessionStorage: never in the URL, gone
  * when the tab closes). Storage can be unavailable (privacy settings): then nothing is kept. */
@@ -45,7 +43,11 @@ class Page {
       showConsulted: (sources) => this.source.showConsulted(sources),
     });
     this.controller = null;
-    this.setMode(MODES[0]);
+    // What the server offers (`GET /v1/about`): until it answers, no examples and no
+    // Customer support tab, which is shown only when the server has a business database.
+    this.about = { examples: {}, customer_support: false };
+    this.modes = [askMode];
+    this.setMode(askMode);
     this.renderModes();
     this.$("ask-form").addEventListener("submit", (event) => {
       event.preventDefault();
@@ -63,18 +65,21 @@ class Page {
       if (this.mode === askMode) this.source.forget(); // another key may see other documents
     });
     this.checkReady();
+    this.aboutLoaded = this.loadAbout();
     trackHeaderHeight(document.querySelector(".topbar"));
     window.addEventListener("hashchange", () => this.openLink());
     this.openLink();
   }
 
   /** A citation link (`/#doc=…&chunk=…&start=…&end=…`, from MCP or the chat API) opens its
-   * document with the quote highlighted. The target is in the fragment: no server sees it. */
-  openLink() {
+   * document with the quote highlighted. The target is in the fragment: no server sees it.
+   * It opens once the tabs and examples are in place: they would push the quote down. */
+  async openLink() {
     const link = new URLSearchParams(window.location.hash.slice(1));
     const number = (name) => (/^\d+$/.test(link.get(name) || "") ? Number(link.get(name)) : null);
     const [start, end] = [number("start"), number("end")];
     if (!link.get("doc") || start === null || end === null || end <= start) return;
+    await this.aboutLoaded;
     this.source.showSpan({ documentId: link.get("doc"), chunkId: link.get("chunk"), start, end });
   }
 
@@ -82,8 +87,9 @@ class Page {
     this.mode = mode;
     this.$("question").placeholder = mode.placeholder;
     const examples = clear(this.$("examples"));
-    if (mode.examples?.length) examples.append(h("span", { class: "muted" }, "Try:"));
-    for (const q of mode.examples || []) {
+    const questions = this.about.examples[mode.examples] || [];
+    if (questions.length) examples.append(h("span", { class: "muted" }, "Try:"));
+    for (const q of questions) {
       examples.append(h("button", {
         type: "button", class: "chip",
         onclick: () => { this.$("question").value = q; this.ask(q); },
@@ -112,8 +118,8 @@ class Page {
 
   renderModes() {
     const nav = clear(this.$("modes"));
-    show(nav, MODES.length > 1);
-    for (const mode of MODES) {
+    show(nav, this.modes.length > 1);
+    for (const mode of this.modes) {
       nav.append(h("button", {
         type: "button", class: "tab", dataset: { mode: mode.id },
         onclick: () => this.setMode(mode),
@@ -180,6 +186,17 @@ class Page {
     this.$("ask").disabled = on;
     show(this.$("stop"), on);
     this.$("ask").textContent = on ? "Answering…" : "Ask";
+  }
+
+  /** The served knowledge base's example questions and whether customer support is on. */
+  async loadAbout() {
+    try {
+      this.about = await fetchJson("/v1/about");
+    } catch (_) {
+      return; // no examples and no customer tab: the status line says what is wrong
+    }
+    this.modes = this.about.customer_support ? [askMode, customerMode] : [askMode];
+    this.renderModes();
   }
 
   async checkReady() {

@@ -2,7 +2,9 @@
 // page shows a switcher when there is more than one. Add a mode by exporting one like
 // `askMode` and listing it in app.js. Elements marked `data-mode-only="<id>"` show only in
 // that mode. Each mode has its own API key field (`apiKey`): what it is for, and whether the
-// mode needs one; a key is kept for the browser tab (sessionStorage), never in the URL.
+// mode needs one; a key is kept for the browser tab (sessionStorage), never in the URL. A
+// mode's "Try:" buttons are the served knowledge base's own: `examples` names its list in
+// `GET /v1/about`'s `examples` (the operator's, from citadel-sources.toml; none, no buttons).
 
 export const askMode = {
   id: "ask",
@@ -15,12 +17,7 @@ export const askMode = {
     required: false,
     placeholder: "only if this server requires one",
   },
-  examples: [
-    "How long do I have to return an item?",
-    "How much does express delivery cost?",
-    "How long are gift cards valid?",
-    "What is the capital of France?",
-  ],
+  examples: "questions",
   /** The JSON body for a question (never a tenant: the server takes it from an API key). */
   body(question) {
     return { question };
@@ -28,7 +25,8 @@ export const askMode = {
 };
 
 // Customer mode: the support agent (`POST /v1/agent`) answers as the customer whose API key is
-// entered. Its reply is not streamed: order facts and the cited policy arrive together.
+// entered. Its reply is not streamed: order facts and the cited policy arrive together. The
+// page offers it only when the server has a business database (`customer_support`).
 export const customerMode = {
   id: "customer",
   label: "Customer support",
@@ -39,12 +37,7 @@ export const customerMode = {
     required: true,
     placeholder: "cit_… (`citadel demo-data` prints demo keys)",
   },
-  examples: [
-    "Can I get a refund for order 1042?",
-    "Where is order 1045?",
-    "What are my orders?",
-    "How long do I have to return an item?",
-  ],
+  examples: "customer_questions",
   body(question) {
     return { question }; // policy answers come from public documents
   },
