@@ -130,7 +130,14 @@ class Element:
 
     @classmethod
     def of(cls, tag: str, attrs: Mapping[str, str | None]) -> Element:
+        if not attrs:
+            return _plain(tag)  # shared: a page of deeply nested bare tags stays small
         return cls(tag, attrs, attrs.get("id"), frozenset((attrs.get("class") or "").split()))
+
+
+@lru_cache(maxsize=256)
+def _plain(tag: str) -> Element:
+    return Element(tag, MappingProxyType({}))
 
 
 # --- declarations ----------------------------------------------------------------------------
