@@ -27,125 +27,14 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from citadel.ingest.injection_rules import RULES, Rule
+from citadel.ingest.visibility import VISIBILITY_VERSION
 from citadel.records import Chunk
+from citadel.text.folding import fold
 
-RULES_VERSION = "injection-rules-v2"
-
-_F = re.I | re.M
-_ASSISTANT = r"(?:AI|assistant|chat\s?bot|bot|LLM|language\s+model|GPT|ChatGPT|Claude|agent)"
-
-
-# Paraphrased instructions (rules-v2): who the text claims to be, whom it addresses, what it
-# asks for. Each needs the instruction's shape (clause-initial imperative, "you" addressed,
-# a first-person role claim), never a topic word alone: honest policy text says "managers can
-# override the refund policy" or "we never share other customers' data".
-_CLAUSE = r"(?:^|[.!?;:]\s+|,\s*|\b(?:please|and|then|now|just|so)\s+)"
-_ROLE = (r"(?:(?:site|system|store|shop|account|database|IT|platform|super)\s*)?"
-         r"(?:admin(?:istrator)?|operator|superuser|sysadmin|root\s+user)")
-_AI = (r"(?:AI|assistants?|chat\s?bots?|LLMs?|(?:large\s+)?language\s+models?|AI\s+models?|"
-       r"virtual\s+assistants?|GPT|ChatGPT|Claude)")
-_OTHERS = (r"(?:(?:all|every|each|any)\s+(?:of\s+the\s+)?(?:other\s+)?"
-           r"(?:customer|user|client|member|shopper|buyer|account\s+holder)(?:s['’]|['’]s)"
-           r"|(?:other|another|someone\s+else['’]s|other\s+people['’]s)\s+(?:customer|user|"
-           r"client|member|shopper|buyer|account\s+holder|people|person)(?:s['’]|['’]s|s)?)")
-_PRIVATE = (r"(?:orders?|data|details|records|e-?mails?|(?:e-?mail\s+)?addresses|information|"
-            r"info|accounts?|passwords?|history|payments?|(?:credit\s+)?cards?|profiles?|"
-            r"phone\s+numbers?|purchases?|PII|personal\s+\w+)")
-_SHOW = (r"(?:show|list|reveal|display|give|dump|export|print|output|return|send|share|"
-         r"provide|fetch|retrieve|disclose|look\s+up|pull\s+up|read\s+out|tell)")
-_RULES = (r"(?:the\s+|all\s+|any\s+|your\s+|our\s+|its\s+|these\s+|those\s+|every\s+)*"
-          r"(?:\w+\s+){0,2}?(?:polic(?:y|ies)|rules|restrictions|guardrails|safeguards|"
-          r"guidelines|instructions|checks|limits|verification|permissions)\b")
-
-
-@dataclass(frozen=True)
-class Rule:
-    name: str
-    reason: str
-    pattern: re.Pattern[str]
-    # Lower-case substrings of which every match contains one: tested first (plain `in`,
-    # far cheaper than a case-insensitive regex), they spare most chunks the full pattern.
-    needs: tuple[str, ...] = ()
-
-
-RULES: tuple[Rule, ...] = (
-    Rule("override", "tells the reader to ignore its instructions", re.compile(
-        r"\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+)?(?:of\s+)?"
-        r"(?:the\s+|your\s+|these\s+)?(?:previous|prior|above|earlier|preceding|system|"
-        r"original|existing)\s+(?:instructions?|prompts?|rules|directions|guidelines|"
-        r"messages|context)\b"
-        r"|\b(?:ignore|disregard|forget)\s+(?:all|your|any)\s+(?:instructions?|rules|"
-        r"guidelines|prompts?)\b", _F)),
-    Rule("addresses-assistant", "addresses an AI assistant directly", re.compile(
-        rf"\b(?:AI|LLM)\s+(?:assistant|model|agent|bot)s?\s*[:,]"
-        rf"|\b(?:dear|hey|hi|attention|note\s+to(?:\s+the)?)\s+{_ASSISTANT}\b"
-        rf"|^\s*(?:[*_>#-]+\s*)?{_ASSISTANT}\s*:", _F)),
-    Rule("imperative", "orders the assistant to approve, grant or bypass something",
-         re.compile(
-             r"\byou\s+(?:must|should|shall|are\s+required\s+to|have\s+to|will)\s+(?:always\s+|"
-             r"now\s+|immediately\s+)?(?:approve|authori[sz]e|grant|waive|override|bypass|"
-             r"reveal|disclose|ignore|disregard|issue\s+(?:(?:a|the|all|every|full)\s+){0,2}"
-             r"refunds?)\b", _F)),
-    Rule("blanket-approval", "asks for every request to be approved", re.compile(
-        r"\b(?:approve|authori[sz]e|grant)\s+(?:every|all|any)\s+(?:\w+\s+){0,2}?"
-        r"(?:refunds?|requests?|claims?|returns?|orders?|discounts?|exceptions?)\b", _F)),
-    Rule("role-play", "asks the assistant to take on another role", re.compile(
-        r"\byou\s+are\s+now\s+(?:\w+\s+){0,3}?(?:assistant|AI|bot|chatbot|agent|model|DAN|"
-        r"mode|unrestricted|jailbroken|\w*Bot|\w*GPT)\b"
-        r"|\bfrom\s+now\s+on,?\s+you\s+(?:are|will|must|should)\b"
-        r"|\bpretend\s+(?:to\s+be|you\s+are|you're|that\s+you\s+are)\b"
-        r"|\b(?:act|behave|respond)\s+as\s+(?:if\s+you\s+(?:are|were)\s+)?(?:an?|the|my)\s+"
-        r"(?:\w+\s+){0,2}?(?:assistant|AI|bot|agent|manager|admin(?:istrator)?|developer|"
-        r"supervisor|employee)\b"
-        r"|\brole-?\s?play\s+as\b"
-        r"|\b(?:developer|admin|god|DAN|jailbreak|unrestricted)\s+mode\b", _F)),
-    Rule("system-prompt", "imitates a system prompt or chat-template marker", re.compile(
-        r"^\s*(?:[*_>#-]+\s*)?(?:system|developer)\s*(?:prompt|message|instructions?|note)?"
-        r"\s*:"
-        r"|<\|?\s*(?:system|im_start|im_end|endoftext)\s*\|?>"
-        r"|\[/?(?:INST|SYS)\]|<</?SYS>>"
-        r"|\b(?:BEGIN|END)\s+(?:SYSTEM\s+)?(?:PROMPT|INSTRUCTIONS)\b"
-        r"|\bnew\s+(?:system\s+)?instructions?\s*:"
-        r"|\bsystem\s+override\b", _F)),
-    Rule("conceal", "asks for something to be hidden from the user", re.compile(
-        r"\bdo\s+not\s+(?:tell|inform|mention|reveal|disclose)\s+(?:this\s+)?(?:to\s+)?"
-        r"the\s+(?:user|human)\b", _F)),
-    Rule("role-claim", "claims an administrator or operator role to give orders", re.compile(
-        rf"\b(?:I\s+am|I['’]m|speaking\s+as|this\s+is)\s+(?:the|your)\s+{_ROLE}\b"
-        rf"(?!['’]s|\s+(?:guide|panel|console|page|account|dashboard|view|area|role|settings|"
-        rf"menu|tools?)\b)"
-        rf"|\bas\s+(?:an?|the|your)\s+(?:{_ROLE}|system|developer)\s*,?\s+(?:I\s+(?:hereby\s+)?"
-        rf"(?:authori[sz]e|instruct|order|command|permit|allow|require)\b|(?:please\s+)?"
-        rf"(?:ignore|disregard|bypass|override|disable|circumvent)\b|(?:please\s+)?{_SHOW}\s+"
-        rf"(?:me\s+|us\s+)?(?:the\s+)?{_OTHERS})", _F),
-        ("admin", "operator", "superuser", "sysadmin", "root", "system", "developer")),
-    Rule("others-data", "asks for other customers' data", re.compile(
-        rf"{_CLAUSE}{_SHOW}\s+(?:me\s+|us\s+)?(?:the\s+)?{_OTHERS}\s*(?:\w+\s+){{0,2}}?"
-        rf"{_PRIVATE}\b"
-        rf"|\byou\s+(?:can|may|should|must|will|are\s+(?:now\s+)?(?:allowed|authori[sz]ed|"
-        rf"permitted)\s+to)\s+(?:now\s+|also\s+|freely\s+)?{_SHOW}\s+(?:me\s+|us\s+)?"
-        rf"(?:the\s+)?{_OTHERS}", _F),
-        ("other", "all", "every", "each", "any", "someone")),
-    Rule("instructs-assistant", "gives orders to an AI assistant", re.compile(
-        rf"\bif\s+you\s+are\s+(?:an?\s+)?{_AI}\b"
-        rf"|\b(?:any|all|every)\s+{_AI}\s+(?:reading|processing|summari[sz]ing|seeing)\b"
-        rf"|\b{_AI}\s+(?:reading|processing)\s+this\b"
-        rf"|\bthe\s+{_AI}\s+(?:must|should|shall|will|is\s+(?:now\s+)?(?:to|required\s+to|"
-        rf"allowed\s+to|authori[sz]ed\s+to|permitted\s+to)|needs\s+to|has\s+to|may\s+now|"
-        rf"can\s+now)\s+(?:now\s+|always\s+|also\s+)?(?:ignore|disregard|override|bypass|"
-        rf"reveal|disclose|show|share|list|approve|grant|authori[sz]e|waive|issue|treat|trust|"
-        rf"obey|give)\b", _F),
-        ("ai", "assistant", "bot", "llm", "language", "gpt", "claude")),
-    Rule("policy-override", "tells the reader to set policies or safeguards aside", re.compile(
-        rf"{_CLAUSE}(?:ignore|disregard|bypass|override|circumvent|set\s+aside)\s+{_RULES}"
-        rf"|\byou\s+(?:can|may|are\s+(?:now\s+)?(?:allowed|authori[sz]ed|permitted|free|"
-        rf"cleared)\s+to)\s+(?:safely\s+)?(?:ignore|disregard|bypass|set\s+aside)\s+{_RULES}",
-        _F), ("ignore", "disregard", "bypass", "override", "circumvent", "aside")),
-    Rule("exfiltrate", "asks for the assistant's instructions", re.compile(
-        r"\b(?:reveal|print|show|repeat|output)\s+(?:your|the)\s+(?:system\s+prompt|"
-        r"(?:hidden|initial|original)\s+(?:prompt|instructions)|instructions)\b", _F)),
-)
-
+# The screen's version covers the rules and what counts as hidden HTML text: both decide the
+# flags, so either changing rebuilds snapshots.
+RULES_VERSION = f"injection-rules-v3+{VISIBILITY_VERSION}"
 
 @dataclass(frozen=True)
 class Finding:
@@ -156,15 +45,26 @@ class Finding:
     excerpt: str
 
 
-def scan(text: str) -> list[Finding]:
-    """Every rule match in `text`, in order of position."""
-    lower = text.lower()
-    findings = [
-        Finding(rule.name, rule.reason, m.start(), m.end(), _excerpt(text, m.start(), m.end()))
-        for rule in RULES
-        if not rule.needs or any(word in lower for word in rule.needs)
-        for m in rule.pattern.finditer(text)
-    ]
+def scan(text: str, rules: Sequence[Rule] = RULES) -> list[Finding]:
+    """Every rule match in `text`, in order of position. The rules read the text folded
+    (`text.folding`: no zero-width characters, look-alike letters or accents); a finding's
+    offsets and excerpt are the source text's."""
+    folded = fold(text)
+    # `needs` are single-spaced words: so is this copy of the text (a match's `\s+` may be
+    # a line break or several spaces), with a space at each end for needs that are whole words.
+    lower = f" {' '.join(folded.text.lower().split())} "
+    findings = []
+    present: dict[tuple[str, ...], bool] = {}  # the rules of one language share their needs
+    for rule in rules:
+        if rule.needs:
+            if rule.needs not in present:
+                present[rule.needs] = any(word in lower for word in rule.needs)
+            if not present[rule.needs]:
+                continue
+        for m in rule.pattern.finditer(folded.text):
+            start, end = folded.span(m.start(), m.end())
+            findings.append(Finding(rule.name, rule.reason, start, end,
+                                    _excerpt(text, start, end)))
     return sorted(findings, key=lambda f: (f.start, f.rule))
 
 

@@ -41,6 +41,7 @@ from citadel.ingest.operator_metadata import (
     metadata_for,
     read_sources_file,
 )
+from citadel.ingest.visibility import ROOT, Cascade, Element, Style, page_cascade
 from citadel.records import Document
 
 FORMATS = {
@@ -429,28 +430,20 @@ _HEAD_TAGS = {"html", "head", "meta", "title", "link", "base", "script", "style"
 _HEADING_TAG = re.compile(r"h[1-6]")
 _VOID_TAGS = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
               "param", "source", "track", "wbr"}
-# Inline styles that keep text from a reader. A zero font size is "0" with any unit (or none),
-# never "0.8em"; likewise a zero opacity.
-_HIDING_STYLE = re.compile(
-    r"display\s*:\s*none|visibility\s*:\s*(?:hidden|collapse)"
-    r"|font-size\s*:\s*0*\.?0+(?:px|pt|em|rem|%|vw|vh)?\s*(?:!important\s*)?(?:;|$)"
-    r"|opacity\s*:\s*0*\.?0+\s*(?:!important\s*)?(?:;|$)",
-    re.I,
-)
-
-
-def hides_content(attrs: dict[str, str | None]) -> bool:
-    """Whether an element's attributes hide its content from a reader (or from assistive
-    technology: `aria-hidden` marks text that is not meant to be read)."""
-    if "hidden" in attrs:
-        return True
-    if (attrs.get("aria-hidden") or "").strip().lower() == "true":
-        return True
-    return bool(_HIDING_STYLE.search(attrs.get("style") or ""))
+# Start tags that close an open element without its end tag, as a browser does (`<p>a<p>b`,
+# `<li>a<li>b`), so that an unclosed element's style does not reach its siblings.
+_CLOSES_P = frozenset({"address", "article", "aside", "blockquote", "details", "div", "dl",
+                       "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3",
+                       "h4", "h5", "h6", "header", "hgroup", "hr", "main", "menu", "nav", "ol",
+                       "p", "pre", "section", "table", "ul"})
+_IMPLIED_END = {"p": _CLOSES_P, "li": frozenset({"li"}), "dt": frozenset({"dt", "dd"}),
+                "dd": frozenset({"dt", "dd"}), "tr": frozenset({"tr"}),
+                "td": frozenset({"td", "th", "tr"}), "th": frozenset({"td", "th", "tr"}),
+                "option": frozenset({"option"})}
 
 
 class _Extractor(HTMLParser):
-    def __init__(self) -> None:
+    def __init__(self, cascade: Cascade) -> None:
         super().__init__(convert_charrefs=True)
         self.blocks: list[tuple[str, bool]] = []
         self.current: list[str] = []
@@ -460,11 +453,13 @@ class _Extractor(HTMLParser):
         self.skip_depth = 0
         self.heading_level = 0
         self.in_title = False
-        # Open elements from the outermost hiding one inwards; text is hidden while non-empty.
-        # `hidden_open` counts the stack's tags so that "is this end tag open?" is O(1): a
-        # membership test on the list made deeply nested hidden pages quadratic.
-        self.hidden_stack: list[str] = []
-        self.hidden_open: Counter[str] = Counter()
+        # Open elements, outermost first, and the Style of each (`visibility`): text is hidden
+        # when the innermost one's is. `open_tags` counts the open tags so that "is this end
+        # tag open?" is O(1): a membership test on the list made deeply nested pages quadratic.
+        self.cascade = cascade
+        self.open: list[Element] = []
+        self.styles: list[Style] = []
+        self.open_tags: Counter[str] = Counter()
         # A table row's cells, and whether every one is a header cell: a row becomes one
         # Markdown line "| a | b |" (and a header row its "|---|---|" rule), so that its cells
         # stay apart and a row is read with its header (`text.structure`).
@@ -483,7 +478,7 @@ class _Extractor(HTMLParser):
         if text:
             prefix = ("#" * self.heading_level + " " if self.heading_level else
                       "- " if self.item else "")
-            self.blocks.append((prefix + text, bool(self.hidden_stack)))
+            self.blocks.append((prefix + text, self._hidden()))
 
     def _cell(self) -> None:
         if self.cells is not None:
@@ -495,7 +490,7 @@ class _Extractor(HTMLParser):
         self._cell()
         cells, self.cells = [c for c in self.cells[1:]], None  # [0]: text before the first cell
         if any(cells):
-            hidden = bool(self.hidden_stack)
+            hidden = self._hidden()
             self.blocks.append(("| " + " | ".join(cells) + " |", hidden))
             if self.header_row:
                 self.blocks.append(("|" + "---|" * len(cells), hidden))
@@ -512,12 +507,10 @@ class _Extractor(HTMLParser):
                 self.meta.setdefault(name, content)  # the first one wins, never a later copy
         elif tag == "title" and not self.in_body:
             self.in_title = True
+        while self.open and tag in _IMPLIED_END.get(self.open[-1].tag, ()):
+            self._pop()
         if tag not in _VOID_TAGS:
-            if self.hidden_stack:
-                self._push_hidden(tag)
-            elif hides_content(a):
-                self._flush()  # hidden text becomes blocks of its own, never mixed in
-                self._push_hidden(tag)
+            self._push(Element.of(tag, a))
         if tag in _SKIP_TAGS:
             self.skip_depth += 1
         elif _HEADING_TAG.fullmatch(tag):
@@ -544,16 +537,11 @@ class _Extractor(HTMLParser):
             self.in_title = False
         elif tag == "head":
             self.in_body = True
-        if self.hidden_open[tag]:
+        if self.open_tags[tag]:
             # Close the innermost open `tag` and every element left open inside it; each
             # element is pushed and popped once, so the whole page stays linear.
-            while self.hidden_stack:
-                if len(self.hidden_stack) == 1:
-                    self._flush()  # the hidden region ends: its text is a hidden block
-                popped = self.hidden_stack.pop()
-                self.hidden_open[popped] -= 1
-                if popped == tag:
-                    break
+            while self._pop() != tag:
+                pass
         if tag in _SKIP_TAGS:
             self.skip_depth = max(0, self.skip_depth - 1)
         elif _HEADING_TAG.fullmatch(tag):
@@ -572,9 +560,26 @@ class _Extractor(HTMLParser):
         elif tag in _BLOCK_TAGS:
             self._flush()
 
-    def _push_hidden(self, tag: str) -> None:
-        self.hidden_stack.append(tag)
-        self.hidden_open[tag] += 1
+    def _hidden(self) -> bool:
+        return bool(self.styles) and self.styles[-1].hidden is not None
+
+    def _push(self, element: Element) -> None:
+        parent = self.styles[-1] if self.styles else ROOT
+        style = self.cascade.enter(parent, element, self.open)
+        if (style.hidden is None) != (parent.hidden is None):
+            self._flush()  # hidden text becomes blocks of its own, never mixed in
+        self.open.append(element)
+        self.styles.append(style)
+        self.open_tags[element.tag] += 1
+
+    def _pop(self) -> str:
+        outer = self.styles[-2] if len(self.styles) > 1 else ROOT
+        if (self.styles[-1].hidden is None) != (outer.hidden is None):
+            self._flush()  # the text so far is the closing element's
+        self.styles.pop()
+        element = self.open.pop()
+        self.open_tags[element.tag] -= 1
+        return element.tag
 
     def handle_data(self, data: str) -> None:
         if self.in_title:
@@ -590,7 +595,7 @@ def extract_html(html: str) -> ExtractedHtml:
 
     Text the page hides from readers is kept, in blocks of its own, and its spans in the
     extracted text are returned so that ingestion can flag the chunks that carry it."""
-    parser = _Extractor()
+    parser = _Extractor(page_cascade(html))
     parser.feed(html)
     parser.close()
     parser._flush()
