@@ -35,8 +35,11 @@ demo: $(STAMP)
 
 # Tests use a throwaway PostgreSQL + pgvector on 127.0.0.1 (scripts/postgres.sh); it keeps
 # running afterwards for the next run (`make postgres-stop` stops it).
+# A support dataset beside the checkout (SUPPORT_DATASET, below) joins the run as a smoke
+# subset (tests/evaluation/test_support_smoke.py); without one that test is skipped.
 test: $(STAMP) chromium
 	CITADEL_TEST_POSTGRES_DSN="$$(PYTHON=$(BIN)/python scripts/postgres.sh start | tail -n 1)" \
+	CITADEL_SUPPORT_DATASET="$$(test -d $(SUPPORT_DATASET) && echo $(SUPPORT_DATASET))" \
 		$(BIN)/python -m pytest -q
 
 lint: $(STAMP)
