@@ -7,8 +7,6 @@ import logging
 
 import click
 
-from citadel.config import Settings
-
 
 @click.command()
 @click.option("--api-key", default=None, envvar="CITADEL_MCP_API_KEY",
@@ -20,6 +18,8 @@ def mcp(api_key: str | None) -> None:
 
     stdout carries the protocol; messages go to stderr. A client configuration:
     {"command": "citadel", "args": ["mcp"], "env": {"CITADEL_HOME": "/path/.citadel"}}"""
+    from citadel.config import Settings
+
     try:
         from citadel.server.auth import ApiKeys, Unauthorized
         from citadel.server.mcp_door import stdio_server

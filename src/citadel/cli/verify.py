@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from citadel.config import Settings
+if TYPE_CHECKING:
+    from citadel.config import Settings
 
 
 def _keys(key_file: Path | None, server: str | None, settings: Settings):
@@ -68,6 +70,7 @@ def verify(answer_file, as_json: bool, citations_only: bool, key_file: Path | No
     citation's quote at its offsets in its snapshot (source unchanged), and whether that
     snapshot is still there. Exit 1 if anything fails; a validly signed answer whose snapshot
     is gone verifies by its signature alone."""
+    from citadel.config import Settings
     from citadel.knowledge.verify import VerifyError, parse_answer, verify_answer
     from citadel.observability.request_log import WITHHELD, RequestLog
 
