@@ -126,8 +126,11 @@ def import_spacy() -> types.ModuleType:
 @functools.lru_cache(maxsize=2)
 def _load_pipeline(model: str) -> Any:
     """The loaded spaCy pipeline, once per process: loading takes about a second, and an
-    ingest, the judge and a server's reloaded engines only ever read it."""
-    return import_spacy().load(model)
+    ingest, the judge and a server's reloaded engines only ever read it. Every component
+    runs (tokens, tags, lemmas, dependencies for noun phrases and sentences, entities) but
+    `senter`, which the package disables (the parser splits sentences): excluded, it is not
+    even loaded."""
+    return import_spacy().load(model, exclude=["senter"])
 
 
 class Analyser:
