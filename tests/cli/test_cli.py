@@ -11,7 +11,7 @@ from tests.conftest import DEMO_KB, ROOT
 from tests.helpers_kb import write_kb
 
 
-def citadel(home: Path, *args: str, embedder: str | None = None) -> subprocess.CompletedProcess:
+def environment(home: Path, embedder: str | None = None) -> dict[str, str]:
     # This checkout's code, even where another one is installed in editable mode.
     env = {**os.environ, "CITADEL_HOME": str(home),
            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "src"),
@@ -19,8 +19,12 @@ def citadel(home: Path, *args: str, embedder: str | None = None) -> subprocess.C
     env.pop("CITADEL_EMBEDDER", None)
     if embedder:
         env["CITADEL_EMBEDDER"] = embedder
+    return env
+
+
+def citadel(home: Path, *args: str, embedder: str | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "citadel", *args], capture_output=True,
-                          text=True, env=env, timeout=300)
+                          text=True, env=environment(home, embedder), timeout=300)
 
 
 def test_ask_json_answers_refund_question_citing_refund_policy(minilm_home):
@@ -145,3 +149,30 @@ def test_ingest_notes_front_matter_fields_that_only_the_operator_sets(tmp_path):
     assert ("note: the front matter of 1 Markdown file (policy.md) sets authority, supersedes: "
             "ignored, since only the operator's citadel-sources.toml") in out.stderr
     assert "2 documents" in out.stdout
+
+
+def modules_loaded_by(home: Path, *args: str) -> set[str]:
+    """Every module a fresh interpreter holds after running `citadel ARGS` in-process."""
+    code = ("import json, sys\nfrom click.testing import CliRunner\nfrom citadel.cli import main\n"
+            "result = CliRunner().invoke(main, sys.argv[1:])\n"
+            "assert result.exit_code == 0, result.output\n"
+            "print(json.dumps(sorted(sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                         env=environment(home), timeout=300)
+    assert out.returncode == 0, out.stderr
+    return set(json.loads(out.stdout))
+
+
+SERVER_CODE = {"fastapi", "uvicorn", "starlette", "mcp", "citadel.server"}
+
+
+def test_help_loads_neither_the_engine_nor_the_server(tmp_path):
+    loaded = modules_loaded_by(tmp_path, "--help")
+    assert not loaded & {"citadel.engine", "citadel.config", "pydantic", "numpy", "spacy",
+                         *SERVER_CODE}
+
+
+def test_ask_loads_the_engine_but_no_server_or_ingest_code(minilm_home):
+    loaded = modules_loaded_by(minilm_home, "ask", "How long are gift cards valid?")
+    assert "citadel.engine" in loaded and "spacy" in loaded
+    assert not loaded & {*SERVER_CODE, "citadel.ingest.pipeline", "citadel.evaluation"}

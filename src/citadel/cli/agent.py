@@ -6,8 +6,6 @@ import datetime as dt
 
 import click
 
-from citadel.config import Settings
-
 
 def render_response(response) -> str:
     from citadel.cli.ask import render_answer
@@ -47,6 +45,7 @@ def agent(question: str, customer_id: str | None, api_key: str | None, order_id:
     from citadel.agent.db import BusinessUnavailable
     from citadel.agent.factory import open_agent
     from citadel.agent.records import IDEMPOTENCY_KEY_PATTERN
+    from citadel.config import Settings
 
     if (customer_id is None) == (api_key is None):
         raise click.UsageError("give exactly one of --customer ID or --api-key KEY")
@@ -88,6 +87,7 @@ def demo_data(today: dt.datetime | None) -> None:
     from citadel.agent.db import BusinessUnavailable
     from citadel.agent.demo_data import seed_demo_data
     from citadel.agent.factory import business_db
+    from citadel.config import Settings
 
     settings = Settings.load()
     db = business_db(settings, migrate_schema=False)

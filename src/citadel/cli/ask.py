@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
-from citadel.config import Settings
-from citadel.records import Answer, Citation
+if TYPE_CHECKING:
+    from citadel.records import Answer, Citation
 
 _RESOLUTION = {"flagged": "the sources disagree",
                "authoritative": "answered from the most authoritative source"}
@@ -66,6 +68,7 @@ def render_answer(answer: Answer, why: bool = False) -> str:
 def ask(question: str, as_json: bool, top_k: int | None, tenant: str | None,
         category: str | None, why: bool) -> None:
     """Answer QUESTION from the active knowledge base, with verified citations."""
+    from citadel.config import Settings
     from citadel.engine import Engine
 
     engine = Engine.open(Settings.load())

@@ -2,10 +2,12 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from citadel.config import Settings
+if TYPE_CHECKING:
+    from citadel.config import Settings
 
 SUITES = ("demo", "scifact", "poison", "squad2", "counterfactual", "claims", "support")
 GATE_METRICS = ("citation_integrity", "quote_validity")
@@ -123,6 +125,7 @@ def _run(suite: str, out: Path, backend: str | None, generator: str | None,
          dataset: Path | None, kb: Path | None, eval_home: Path | None, k: int | None,
          limit: int | None, articles: list[str] | None, claim_threshold: float | None,
          claim_scorer: str, progress: bool, stream: bool = False, reader: str | None = None):
+    from citadel.config import Settings
     from citadel.evaluation.claims import LexicalClaimScorer, ReaderClaimScorer
 
     overrides = {n: v for n, v in (("backend", backend), ("generator", generator)) if v}

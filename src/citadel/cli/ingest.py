@@ -5,8 +5,6 @@ from pathlib import Path
 
 import click
 
-from citadel.config import Settings
-
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
@@ -17,6 +15,7 @@ from citadel.config import Settings
 def ingest(paths: tuple[Path, ...], no_activate: bool, quiet: bool, show_flagged: bool) -> None:
     """Ingest files or folders (Markdown, text, HTML, PDF, Word) into a new snapshot and
     activate it."""
+    from citadel.config import Settings
     from citadel.ingest.pipeline import IngestError
     from citadel.ingest.pipeline import ingest as run_ingest
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
-from citadel.config import Settings
+if TYPE_CHECKING:
+    from citadel.config import Settings
 
 
 def _embedder(settings: Settings):
@@ -25,6 +27,7 @@ def kb() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def list_(as_json: bool) -> None:
     """Every snapshot: id, state, created, documents, chunks, embedder; `*` marks the active."""
+    from citadel.config import Settings
     from citadel.knowledge.snapshot_admin import list_snapshots
 
     rows = list_snapshots(Settings.load())
@@ -54,6 +57,7 @@ def status(as_json: bool) -> None:
 
     Exits 0 when ready, 1 when not (the reason is printed either way).
     """
+    from citadel.config import Settings
     from citadel.knowledge.readiness import readiness
     from citadel.knowledge.snapshots import Catalog
 
@@ -88,6 +92,7 @@ def status(as_json: bool) -> None:
 @click.argument("snapshot_id")
 def activate_(snapshot_id: str) -> None:
     """Make SNAPSHOT_ID (or an unambiguous prefix) the active snapshot."""
+    from citadel.config import Settings
     from citadel.knowledge.snapshot_admin import activate
 
     settings = Settings.load()
@@ -98,6 +103,7 @@ def activate_(snapshot_id: str) -> None:
 @kb.command("rollback")
 def rollback_() -> None:
     """Switch back to the previously active complete, compatible snapshot."""
+    from citadel.config import Settings
     from citadel.knowledge.snapshot_admin import rollback
 
     settings = Settings.load()
@@ -113,6 +119,7 @@ def rollback_() -> None:
 def delete_(snapshot_id: str, force: bool) -> None:
     """Delete an inactive snapshot (the active one, and one a running server serves, are
     refused)."""
+    from citadel.config import Settings
     from citadel.knowledge.snapshot_admin import delete
 
     done = delete(Settings.load(), snapshot_id, force=force)
@@ -124,6 +131,7 @@ def delete_(snapshot_id: str, force: bool) -> None:
               help="Keep the N newest complete snapshots; the active one is always kept.")
 def gc_(keep: int) -> None:
     """Delete old, failed and abandoned snapshots and leftovers; never the active one."""
+    from citadel.config import Settings
     from citadel.knowledge.snapshot_admin import gc
 
     report = gc(Settings.load(), keep)

@@ -7,10 +7,9 @@ from pathlib import Path
 
 import click
 
-from citadel.config import Settings
-
 
 def _store():
+    from citadel.config import Settings
     from citadel.knowledge.signing import KeyStore
 
     return KeyStore(Settings.load().home)

@@ -16,21 +16,13 @@ import signal
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from citadel.answering.generators.model_packages import (
-    DEFAULT_MODEL,
-    MODELS,
-    ModelUnavailable,
-    assemble,
-    default_models_dir,
-    get_model,
-    is_assembled,
-    model_path,
-    part_files,
-)
-from citadel.config import Settings
+if TYPE_CHECKING:
+    from citadel.answering.generators.model_packages import ModelUnavailable
+    from citadel.config import Settings
 
 
 @click.group()
@@ -41,6 +33,16 @@ def llm() -> None:
 @llm.command("models")
 def models() -> None:
     """List the local models: installed parts, assembled file."""
+    from citadel.answering.generators.model_packages import (
+        DEFAULT_MODEL,
+        MODELS,
+        ModelUnavailable,
+        is_assembled,
+        model_path,
+        part_files,
+    )
+    from citadel.config import Settings
+
     models_dir = _models_dir(Settings.load())
     for model in MODELS.values():
         try:
@@ -58,11 +60,22 @@ def models() -> None:
 
 
 def _models_dir(settings: Settings) -> Path:
+    from citadel.answering.generators.model_packages import default_models_dir
+
     return settings.llm_models_dir or default_models_dir()
 
 
-def _assemble(settings: Settings, name: str):
-    model = get_model(name)
+def _assemble(settings: Settings, name: str | None):
+    """The model NAME (None: the default), assembled, and its path."""
+    from citadel.answering.generators.model_packages import (
+        DEFAULT_MODEL,
+        assemble,
+        get_model,
+        is_assembled,
+        model_path,
+    )
+
+    model = get_model(DEFAULT_MODEL if name is None else name)
     models_dir = _models_dir(settings)
     if is_assembled(models_dir, model):
         return model, model_path(models_dir, model)
@@ -84,9 +97,12 @@ def _model_error(exc: ModelUnavailable) -> click.ClickException:
 
 
 @llm.command("assemble")
-@click.argument("name", default=DEFAULT_MODEL)
-def assemble_command(name: str) -> None:
+@click.argument("name", required=False)
+def assemble_command(name: str | None) -> None:
     """Join a model's installed parts into one file and verify its size and SHA-256."""
+    from citadel.answering.generators.model_packages import ModelUnavailable
+    from citadel.config import Settings
+
     try:
         _, path = _assemble(Settings.load(), name)
     except ModelUnavailable as exc:
@@ -95,7 +111,7 @@ def assemble_command(name: str) -> None:
 
 
 @llm.command("serve")
-@click.argument("name", default=DEFAULT_MODEL)
+@click.argument("name", required=False)
 @click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
               help="Port on 127.0.0.1 (0: a free one).")
 @click.option("--context", type=click.IntRange(512, 131_072), default=None,
@@ -106,10 +122,12 @@ def assemble_command(name: str) -> None:
               help="Requests decoded at once (each gets its own context).")
 @click.option("--api-key", envvar="CITADEL_LLM_API_KEY", default=None,
               help="Key clients must send (default: $CITADEL_LLM_API_KEY, else a random one).")
-def serve(name: str, port: int, context: int | None, threads: int | None, parallel: int,
+def serve(name: str | None, port: int, context: int | None, threads: int | None, parallel: int,
           api_key: str | None) -> None:
     """Serve a local model over the OpenAI chat-completions protocol on 127.0.0.1."""
     from citadel.answering.generators.llama_server import LlamaServer
+    from citadel.answering.generators.model_packages import ModelUnavailable
+    from citadel.config import Settings
 
     settings = Settings.load()
     try:

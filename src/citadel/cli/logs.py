@@ -7,15 +7,19 @@ too (`--client-request-id`, or `show` when no server id matches)."""
 from __future__ import annotations
 
 import datetime as dt
+from typing import TYPE_CHECKING
 
 import click
 
 from citadel.cli.terminal import json_line, printable
-from citadel.config import Settings
-from citadel.observability.request_log import RequestLog, RequestRecord, parse_since
+
+if TYPE_CHECKING:
+    from citadel.observability.request_log import RequestLog, RequestRecord
 
 
 def since_option(value: str | None) -> dt.datetime | None:
+    from citadel.observability.request_log import parse_since
+
     if value is None:
         return None
     try:
@@ -25,6 +29,9 @@ def since_option(value: str | None) -> dt.datetime | None:
 
 
 def open_log() -> RequestLog:
+    from citadel.config import Settings
+    from citadel.observability.request_log import RequestLog
+
     settings = Settings.load()
     return RequestLog.from_settings(settings)
 

@@ -4,10 +4,24 @@
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 import click
 
-from citadel.config import Settings
+if TYPE_CHECKING:
+    from citadel.engine import Engine
+
+WARM_UP_QUESTION = "How long does the warm-up take?"
+
+
+def warm_up(engine: Engine) -> None:
+    """Load now what the first answer would otherwise load: the embedder, the question
+    analysis (spaCy, and the word-frequency table its rarity reads), the evidence reader and
+    the judgement's weights. Nothing is answered, logged or signed."""
+    engine.embedder.embed_query(WARM_UP_QUESTION)
+    engine.judge.analyse_question(WARM_UP_QUESTION)
+    engine.judge.reader.load()
+    _ = engine.judge.weights
 
 
 @click.command()
@@ -20,6 +34,8 @@ def mcp(api_key: str | None) -> None:
 
     stdout carries the protocol; messages go to stderr. A client configuration:
     {"command": "citadel", "args": ["mcp"], "env": {"CITADEL_HOME": "/path/.citadel"}}"""
+    from citadel.config import Settings
+
     try:
         from citadel.server.auth import ApiKeys, Unauthorized
         from citadel.server.mcp_door import stdio_server
@@ -29,7 +45,9 @@ def mcp(api_key: str | None) -> None:
         raise click.ClickException(
             f"the MCP server needs the server extra: pip install 'citadel[server]' "
             f"({exc.name} is missing)") from None
+    from citadel.answering.reader import ReaderUnavailable
     from citadel.engine import NotReady
+    from citadel.text.analysis import AnalyserUnavailable
 
     settings = Settings.load()
     try:
@@ -39,10 +57,13 @@ def mcp(api_key: str | None) -> None:
     # stdout is the protocol channel: every message of ours goes to stderr.
     logging.basicConfig(level=logging.WARNING, format="citadel mcp: %(message)s")
     provider = EngineProvider(settings)
+    # Before the first request, so that the first `answer` costs what the others do.
     try:
-        provider.get().embedder.embed_query("warm up")  # load the model before the first call
+        warm_up(provider.get())
     except NotReady as exc:  # still serve: each call says what to do until a KB exists
         click.echo(f"citadel mcp: no knowledge base is ready yet ({exc})", err=True)
+    except (AnalyserUnavailable, ReaderUnavailable) as exc:  # each answer says so too
+        click.echo(f"citadel mcp: {exc}", err=True)
     tenant = scope.tenant or "public documents only"
     click.echo(f"citadel mcp: serving {settings.home} over stdio ({tenant})", err=True)
     try:

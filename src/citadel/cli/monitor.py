@@ -7,9 +7,6 @@ import sys
 
 import click
 
-from citadel.cli.logs import open_log
-from citadel.observability.monitoring import Thresholds, build_report, render, week_start
-
 
 @click.command()
 @click.option("--weeks", type=click.IntRange(1), default=8, show_default=True,
@@ -33,6 +30,9 @@ def monitor(weeks: int, max_citation_drop: float, low_authority: float,
             max_document_share: float, min_requests: int, min_citations: int, check: bool,
             as_json: bool) -> None:
     """Report answer quality from the request log, and alert on regressions."""
+    from citadel.cli.logs import open_log
+    from citadel.observability.monitoring import Thresholds, build_report, render, week_start
+
     thresholds = Thresholds(max_citation_drop=max_citation_drop, low_authority=low_authority,
                             max_document_share=max_document_share, min_requests=min_requests,
                             min_citations=min_citations)

@@ -5,8 +5,6 @@ import signal
 
 import click
 
-from citadel.config import Settings
-
 
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True,
@@ -28,6 +26,8 @@ def serve(host: str, port: int, log_level: str, workers: int, drain_timeout: flo
     Timeouts, connection caps, accepted Host names and the log rate are settings
     (CITADEL_HTTP_*, CITADEL_LOG_LINES_PER_SECOND). SIGTERM drains (`--drain-timeout`),
     in every worker, and exits 0."""
+    from citadel.config import Settings
+
     try:
         import uvicorn
 

@@ -11,11 +11,14 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from citadel.cli.terminal import json_line, printable
-from citadel.config import Settings
+
+if TYPE_CHECKING:
+    from citadel.config import Settings
 
 
 def _keys(key_file: Path | None, server: str | None, settings: Settings):
@@ -106,6 +109,7 @@ def verify(answer_file, as_json: bool, citations_only: bool, key_file: Path | No
     quote; on the server given with --server), and whether that snapshot is still there. Exit
     1 if anything fails; a validly signed answer whose snapshot is gone verifies by its
     signature alone."""
+    from citadel.config import Settings
     from citadel.knowledge.verify import (
         VerifyError,
         origin_of,

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 import threading
+import types
 from collections.abc import Iterator, Sequence
 from importlib import metadata
 from typing import Any
@@ -85,13 +87,50 @@ def analyser_identity(model: str = MODEL) -> dict[str, Any]:
             "model_version": _package_version(MODEL_PACKAGE), "schema": ANALYSIS_SCHEMA}
 
 
+_SPACY_IMPORT = threading.Lock()
+
+
+def _spacy_info(*args: Any, **kwargs: Any) -> Any:
+    from spacy.cli.info import info
+
+    return info(*args, **kwargs)
+
+
+def import_spacy() -> types.ModuleType:
+    """spaCy without its command line. `import spacy` imports `spacy.cli` (for `spacy.info`)
+    and with it typer, weasel, requests, httpx and jinja2: a third of its import time, none
+    of it needed to run a pipeline (docs/benchmarks.md, "Cold start"). Stand-ins take the
+    place of `spacy.cli` while spaCy imports; afterwards `spacy.info` and `import spacy.cli`
+    work as ever. A spaCy whose import needs more of its command line is imported whole."""
+    with _SPACY_IMPORT:
+        if "spacy" not in sys.modules:
+            cli = types.ModuleType("spacy.cli")
+            cli.__path__ = []
+            info = types.ModuleType("spacy.cli.info")
+            info.info = _spacy_info  # type: ignore[attr-defined]
+            stand_ins = {"spacy.cli": cli, "spacy.cli.info": info}
+            sys.modules.update(stand_ins)
+            try:
+                import spacy  # noqa: F401
+            except ImportError:
+                pass  # imported whole below, or the error says spaCy is missing
+            finally:
+                for name, module in stand_ins.items():
+                    if sys.modules.get(name) is module:
+                        del sys.modules[name]
+        import spacy
+
+        return spacy
+
+
 @functools.lru_cache(maxsize=2)
 def _load_pipeline(model: str) -> Any:
     """The loaded spaCy pipeline, once per process: loading takes about a second, and an
-    ingest, the judge and a server's reloaded engines only ever read it."""
-    import spacy
-
-    return spacy.load(model)
+    ingest, the judge and a server's reloaded engines only ever read it. Every component
+    runs (tokens, tags, lemmas, dependencies for noun phrases and sentences, entities) but
+    `senter`, which the package disables (the parser splits sentences): excluded, it is not
+    even loaded."""
+    return import_spacy().load(model, exclude=["senter"])
 
 
 class Analyser:
