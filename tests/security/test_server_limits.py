@@ -134,7 +134,7 @@ def test_the_refusal_of_a_foreign_host_carries_the_headers_too(client):
 @contextmanager
 def guarded_server(app, **limits) -> Iterator[int]:
     """`app` under the uvicorn configuration `citadel serve` uses, on a free port."""
-    from citadel.server.limits import server_config
+    from citadel.server.uvicorn_config import server_config
 
     settings = Settings(home=Path("unused"), **{"http_header_timeout": 1.0,
                                                 "http_body_timeout": 1.0, **limits})

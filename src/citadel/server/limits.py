@@ -22,8 +22,8 @@ so `/healthz` stops answering. `guarded_protocol` is uvicorn's h11 protocol plus
   `Content-Length`, a malformed header), like every other error of the API;
 * the start of a graceful shutdown passed on to the app (`citadel.server.drain`).
 
-`server_config` adds uvicorn's keep-alive timeout and maximum header size and is what
-`citadel serve` runs. uvicorn's own `limit_concurrency` is left off: it counts connections
+`citadel.server.uvicorn_config` runs this protocol with uvicorn's keep-alive timeout and
+maximum header size. uvicorn's own `limit_concurrency` is left off: it counts connections
 that are already closing, so a request on the slot freed by shedding would still meet its
 503; the table here bounds connections, and with them requests (h11 serves one request per
 connection at a time).
@@ -40,7 +40,6 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import h11
-import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from citadel.config import Settings
@@ -311,26 +310,3 @@ def guarded_protocol(limits: ConnectionLimits) -> type[H11Protocol]:
             self.transport.close()
 
     return GuardedH11Protocol
-
-
-def server_config(app: Any, settings: Settings, *, workers: int = 1, **kwargs: Any
-                  ) -> uvicorn.Config:
-    """The uvicorn configuration `citadel serve` runs `app` with. With several `workers` the
-    protocol is named by its import path (`citadel.server.workers`): the configuration is
-    pickled to each spawned worker, and a class made by `guarded_protocol` cannot be."""
-    http: Any = (guarded_protocol(ConnectionLimits.from_settings(settings)) if workers == 1
-                 else "citadel.server.workers:GuardedH11Protocol")
-    if workers > 1:
-        from citadel.server.workers import HEALTHCHECK_TIMEOUT
-
-        kwargs.setdefault("timeout_worker_healthcheck", HEALTHCHECK_TIMEOUT)
-    return uvicorn.Config(
-        app,
-        http=http,
-        workers=workers,
-        # uvicorn annotates int but only hands it to loop.call_later: a float works.
-        timeout_keep_alive=settings.http_keep_alive_timeout,  # type: ignore[arg-type]
-        h11_max_incomplete_event_size=MAX_HEADER_BYTES,
-        access_log=False,
-        **kwargs,
-    )
