@@ -538,3 +538,59 @@ def test_citadel_serve_applies_the_limits_headers_hosts_and_log_rate(hashing_eng
     refusals = [line for line in stderr.splitlines() if "refused a connection" in line]
     assert 1 <= len(refusals) <= 15  # 3 a second, not one per refused connection (28)
     assert any("suppressed" in line for line in stderr.splitlines())
+
+
+# --- 6. the header limit holds however the headers arrive; 7. a declared oversized body -----
+
+
+def reply_to(port: int, *parts: bytes, within: float = 10) -> tuple[bytes, dict]:
+    """Send `parts` (a pause between them) and read the reply: its status line and JSON."""
+    with connect_from("127.0.0.2", port) as s:
+        for i, part in enumerate(parts):
+            if i:
+                time.sleep(0.2)
+            s.sendall(part)
+        reply = read_until_closed(s, within=within)
+    assert reply, "no reply before the connection closed (or it stayed open)"
+    head, _, body = reply.partition(b"\r\n\r\n")
+    assert b"content-type: application/json" in head.lower(), head
+    return head.split(b"\r\n", 1)[0], json.loads(body)
+
+
+def oversized_header(size: int) -> bytes:
+    return (b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Pad: " + b"a" * size
+            + b"\r\nConnection: close\r\n\r\n")
+
+
+@pytest.mark.parametrize("size", [17_000, 100_000])
+def test_headers_over_the_limit_sent_at_once_are_refused_with_431(client, size):
+    with guarded_server(client.app) as port:
+        status, body = reply_to(port, oversized_header(size))
+    assert status == b"HTTP/1.1 431 Request Header Fields Too Large"
+    assert body["error"]["code"] == "headers_too_large" and "16384" in body["error"]["message"]
+
+
+def test_headers_over_the_limit_sent_in_two_halves_are_refused_with_431(client):
+    request = oversized_header(20_000)
+    with guarded_server(client.app) as port:
+        status, body = reply_to(port, request[:10_000], request[10_000:])
+    assert status.startswith(b"HTTP/1.1 431") and body["error"]["code"] == "headers_too_large"
+
+
+def test_headers_within_the_limit_are_served(client):
+    with guarded_server(client.app) as port:
+        status, body = reply_to(port, oversized_header(15_000))
+    assert status == b"HTTP/1.1 200 OK" and body == {"status": "ok"}
+
+
+@pytest.mark.parametrize("path", ["/v1/answer", "/v1/chat/completions"])
+def test_a_declared_oversized_body_is_refused_at_once_from_its_header(client, path):
+    # The body timeout is far away: the 413 comes from the header, not from a timeout.
+    with guarded_server(client.app, http_body_timeout=60.0) as port:
+        started = time.monotonic()
+        status, body = reply_to(port, f"POST {path} HTTP/1.1\r\nHost: localhost\r\n"
+                                      "Content-Type: application/json\r\n"
+                                      "Content-Length: 70000\r\n\r\n".encode(), within=30)
+        assert time.monotonic() - started < 20
+    assert status.startswith(b"HTTP/1.1 413")
+    assert body["error"]["code"] == "too_large" and "70000" in body["error"]["message"]

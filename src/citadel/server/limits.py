@@ -20,13 +20,15 @@ so `/healthz` stops answering. `guarded_protocol` is uvicorn's h11 protocol plus
   headers, no longer sheddable, within a round trip;
 * a JSON body for the 400 that h11 raises on a request that is not valid HTTP (a negative
   `Content-Length`, a malformed header), like every other error of the API;
+* a 431 (JSON) for a request line and headers over `MAX_HEADER_BYTES`, however they arrive
+  (`HeaderLimitedConnection`);
 * the start of a graceful shutdown passed on to the app (`citadel.server.drain`).
 
-`citadel.server.uvicorn_config` runs this protocol with uvicorn's keep-alive timeout and
-maximum header size. uvicorn's own `limit_concurrency` is left off: it counts connections
-that are already closing, so a request on the slot freed by shedding would still meet its
-503; the table here bounds connections, and with them requests (h11 serves one request per
-connection at a time).
+`citadel.server.uvicorn_config` runs this protocol with uvicorn's keep-alive timeout.
+uvicorn's own `limit_concurrency` is left off: it counts connections that are already
+closing, so a request on the slot freed by shedding would still meet its 503; the table here
+bounds connections, and with them requests (h11 serves one request per connection at a
+time).
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ from citadel.server.drain import DRAIN_STATE
 
 log = logging.getLogger("citadel.http.limits")
 
-# Request line plus headers; more is refused with 400 by h11 (its default, made explicit).
+# Request line plus headers; more is refused with 431 (`HeaderLimitedConnection`).
 MAX_HEADER_BYTES = 16 * 1024
 
 
@@ -153,6 +155,37 @@ class ConnectionTable:
         return None
 
 
+def head_size(request: h11.Request) -> int:
+    """The bytes of a request's head as sent: request line, header lines, blank line."""
+    line = len(request.method) + len(request.target) + len(request.http_version) + 9
+    return line + sum(len(name) + len(value) + 4 for name, value in request.headers) + 2
+
+
+class HeaderLimitedConnection(h11.Connection):
+    """h11's server connection, holding every request's head to `max_header_bytes`.
+
+    h11 bounds only what it buffers while a head is incomplete: a head that arrives in one
+    read, or completes in the read that crosses the bound, passes at any size (100,000 bytes
+    in one header got 200). Each complete head is measured here too. A refusal is an h11
+    protocol error with status hint 431, which `status_hint` keeps for the response."""
+
+    def __init__(self, max_header_bytes: int) -> None:
+        super().__init__(h11.SERVER, max_incomplete_event_size=max_header_bytes)
+        self.max_header_bytes = max_header_bytes
+        self.status_hint: int | None = None  # of the last protocol error
+
+    def next_event(self) -> Any:
+        try:
+            event = super().next_event()
+        except h11.RemoteProtocolError as exc:
+            self.status_hint = exc.error_status_hint
+            raise
+        if isinstance(event, h11.Request) and head_size(event) > self.max_header_bytes:
+            self.status_hint = 431
+            raise h11.RemoteProtocolError("request headers too large", error_status_hint=431)
+        return event
+
+
 def _raw_response(status: int, reason: str, message: str, code: str,
                   extra: tuple[str, ...] = ()) -> bytes:
     """A complete HTTP/1.1 error response, for moments when h11 has no request to answer."""
@@ -180,6 +213,15 @@ def guarded_protocol(limits: ConnectionLimits) -> type[H11Protocol]:
         "the server is at its connection limit and closed this connection, which had not "
         "sent a complete request: send the whole request at once", "connection_shed",
         ("retry-after: 1",))
+    invalid_http = _raw_response(
+        400, "Bad Request",
+        "the request is not valid HTTP/1.1 (a malformed request line, header or "
+        "Content-Length, such as a negative one): fix the request and send it again",
+        "invalid_http")
+    headers_too_large = _raw_response(
+        431, "Request Header Fields Too Large",
+        f"the request line and headers are larger than {MAX_HEADER_BYTES} bytes: send "
+        "smaller headers", "headers_too_large")
     too_slow = _raw_response(
         408, "Request Timeout",
         f"the request's headers did not arrive within {limits.header_timeout:g} s: send the "
@@ -190,6 +232,7 @@ def guarded_protocol(limits: ConnectionLimits) -> type[H11Protocol]:
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
+            self.conn = HeaderLimitedConnection(MAX_HEADER_BYTES)
             self._peer: str | None = None  # counted in `clients` while set
             self._refused = False
             self._timer: asyncio.TimerHandle | None = None
@@ -243,13 +286,11 @@ def guarded_protocol(limits: ConnectionLimits) -> type[H11Protocol]:
 
         def send_400_response(self, msg: str) -> None:
             # h11 found a request that is not valid HTTP/1.1 (uvicorn would answer in plain
-            # text): the API's JSON error body, as for every other 400.
+            # text): the API's JSON error body, as for every other 400; 431 for a head
+            # over the limit.
             self.logger.warning(msg)
-            self.transport.write(_raw_response(
-                400, "Bad Request",
-                "the request is not valid HTTP/1.1 (a malformed request line, header or "
-                "Content-Length, such as a negative one): fix the request and send it again",
-                "invalid_http"))
+            too_large = self.conn.status_hint == 431  # type: ignore[attr-defined]
+            self.transport.write(headers_too_large if too_large else invalid_http)
             self.transport.close()
 
         def data_received(self, data: bytes) -> None:

@@ -1,6 +1,6 @@
 """The uvicorn configuration `citadel serve` runs: the guarded protocol of
-`citadel.server.limits`, its keep-alive timeout and header size, and with several workers
-the supervisor's settings.
+`citadel.server.limits` (connection caps, timeouts, the header limit), the keep-alive
+timeout, and with several workers the supervisor's settings.
 
 With several workers the protocol is named by its import path
 (`citadel.server.workers:GuardedH11Protocol`): the configuration is pickled to each spawned
@@ -15,7 +15,7 @@ from typing import Any
 import uvicorn
 
 from citadel.config import Settings
-from citadel.server.limits import MAX_HEADER_BYTES, ConnectionLimits, guarded_protocol
+from citadel.server.limits import ConnectionLimits, guarded_protocol
 
 # uvicorn's supervisor pings each worker and kills one that does not answer within this
 # many seconds; a worker answers from its first moments, but spawning and importing on a
@@ -37,7 +37,6 @@ def server_config(app: Any, settings: Settings, *, workers: int = 1, **kwargs: A
         workers=workers,
         # uvicorn annotates int but only hands it to loop.call_later: a float works.
         timeout_keep_alive=settings.http_keep_alive_timeout,  # type: ignore[arg-type]
-        h11_max_incomplete_event_size=MAX_HEADER_BYTES,
         access_log=False,
         **kwargs,
     )
