@@ -97,7 +97,8 @@ async def _validation(request: Request, exc: RequestValidationError) -> JSONResp
     if any(e.type == "json_invalid" for e in errors):
         return error_response(request, 400, "the request body is not valid JSON",
                               "invalid_json", errors)
-    if any(e.loc == ["body", "tenant"] and e.type == "extra_forbidden" for e in errors):
+    if any(e.loc[:1] == ["body"] and e.loc[-1:] == ["tenant"] and e.type == "extra_forbidden"
+           for e in errors):  # in the body, or in a door's options (chat's `citadel`)
         # Clients written for the old body field learn what to do instead.
         return error_response(request, 422, TENANT_NOT_ACCEPTED, "tenant_not_accepted", errors)
     if any(e.loc[-1:] == ["question"] and e.type in _EMPTY for e in errors):

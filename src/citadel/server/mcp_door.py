@@ -31,7 +31,13 @@ from starlette.types import Receive, Scope, Send
 
 from citadel.engine import InvalidQuestion, NotReady
 from citadel.knowledge.verify import VerifyError, VerifyReport
-from citadel.server.auth import ApiKeys, TenantScope, Unauthorized, presented_key
+from citadel.server.auth import (
+    TENANT_NOT_ACCEPTED,
+    ApiKeys,
+    TenantScope,
+    Unauthorized,
+    presented_key,
+)
 from citadel.server.cited import DEFAULT_PAGE_URL, CitedAnswer
 from citadel.server.errors import error_response
 from citadel.server.models import SearchResults
@@ -75,10 +81,23 @@ def _quietly(make: Callable[[], MCPServer]) -> MCPServer:
             root.removeHandler(placeholder)
 
 
+class CitadelMCPServer(MCPServer):
+    """The SDK's server, refusing a `tenant` argument to any tool as a tool error that says
+    what to do. The SDK ignores arguments a tool does not declare, so a caller naming a
+    tenant would silently get the key's scope instead; `/v1/answer` and the chat door refuse
+    such a field, and so does this door, in its own error shape."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any],
+                        context: Context | None = None) -> Any:
+        if "tenant" in arguments:
+            raise ToolError(TENANT_NOT_ACCEPTED)
+        return await super().call_tool(name, arguments, context)
+
+
 def build_server(operations: Operations, scope_of: Scoper, page_url: PageUrl) -> MCPServer:
     """The MCP server: Citadel's tools and chunk resources over `operations`."""
-    server = _quietly(lambda: MCPServer(name="citadel", title="Citadel",
-                                        instructions=INSTRUCTIONS))
+    server = _quietly(lambda: CitadelMCPServer(name="citadel", title="Citadel",
+                                               instructions=INSTRUCTIONS))
     home = operations.provider.settings.home
 
     async def run(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -224,6 +243,10 @@ class HttpDoor:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
+        if "tenant" in request.query_params:  # as on every other route (tenant_scope)
+            await error_response(request, 422, TENANT_NOT_ACCEPTED, "tenant_not_accepted")(
+                scope, receive, send)
+            return
         try:
             self.api_keys.scope(presented_key(request.headers.get("authorization"),
                                               request.headers.get("x-api-key")))
