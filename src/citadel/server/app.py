@@ -37,6 +37,7 @@ from citadel.server.request_log import RequestLogMiddleware
 from citadel.server.routes import api_router
 from citadel.server.security_headers import SecurityHeadersMiddleware
 from citadel.server.sse import StreamRegistry, document_stream_events, stream_router
+from citadel.server.stream_limits import StreamCounts, StreamLimits
 from citadel.text.analysis import AnalyserUnavailable
 
 log = logging.getLogger("citadel.http")
@@ -101,6 +102,7 @@ def create_app(source: Settings | Engine | None = None, *, bind_host: str | None
     app.state.operations = Operations(provider)
     mcp = HttpDoor(app.state.operations, app.state.api_keys)
     app.state.streams = StreamRegistry()
+    app.state.stream_counts = StreamCounts(StreamLimits.from_settings(provider.settings))
     app.state.document_counts = DocumentCounts()
     app.state.drain = drain
     install_error_handlers(app)

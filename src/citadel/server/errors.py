@@ -70,15 +70,19 @@ def _openai_code(status: int, code: str | None) -> str:
 
 
 class ApiError(Exception):
-    """An error with its own machine-readable code (e.g. `model_not_found`)."""
+    """An error with its own machine-readable code (e.g. `model_not_found`), and response
+    headers if it needs them (`Retry-After`)."""
 
-    def __init__(self, status: int, code: str, message: str) -> None:
+    def __init__(self, status: int, code: str, message: str,
+                 headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
-        self.status, self.code = status, code
+        self.status, self.code, self.headers = status, code, headers or {}
 
 
 async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
-    return error_response(request, exc.status, str(exc), exc.code)
+    response = error_response(request, exc.status, str(exc), exc.code)
+    response.headers.update(exc.headers)
+    return response
 
 
 _EMPTY = {"string_too_short", "string_pattern_mismatch"}

@@ -72,11 +72,20 @@ class Sheddable(Protocol):
     def shed(self) -> None: ...
 
 
+# A request in hand this long is a long-lived response (a stream, a slow answer): a full
+# server may shed it from a client holding more connections than the newcomer's.
+LONG_LIVED_AFTER = 1.0
+
+
 class ConnectionTable:
-    """The open connections of one server: how many per client address, and which are waiting
-    for a request's headers (the ones a full server sheds: the oldest of the address with the
-    most). All of a server's protocol instances run on its event loop thread, so no lock is
-    needed."""
+    """The open connections of one server: how many per client address, which are waiting
+    for a request's headers, and since when the others have had one in hand. A full server
+    sheds, first, the oldest waiting connection of the address with the most; else the
+    longest-running request of the address holding the most connections, if it has run
+    `LONG_LIVED_AFTER` seconds and that address holds at least two more connections than the
+    newcomer's: long-lived responses count against the client that holds them, and a client
+    holding many cannot keep one holding none out. All of a server's protocol instances run
+    on its event loop thread, so no lock is needed."""
 
     def __init__(self, per_client: int, total: int) -> None:
         self.per_client = per_client
@@ -92,23 +101,27 @@ class ConnectionTable:
         self._heaviest: list[tuple[int, int, str]] = []
         self._stamp: dict[str, int] = {}
         self._stamps = itertools.count()
+        # Address -> its connections with a request in hand -> since when, oldest first.
+        self._busy: dict[str, dict[Sheddable, float]] = {}
+        self._busy_address: dict[Sheddable, str] = {}
 
     def count(self, address: str) -> int:
         return self._by_address.get(address, 0)
 
-    def admit(self, address: str) -> str | None:
-        """Count a new connection from `address`, shedding the oldest waiting one if the
-        server is full; or say why not: "client" (its address is at the cap) or "full"
-        (every open connection has a request in hand)."""
+    def admit(self, address: str, now: float = 0.0) -> str | None:
+        """Count a new connection from `address` (at time `now`), shedding one if the server
+        is full (see the class); or say why not: "client" (its address is at the cap) or
+        "full" (every open connection has a request in hand, none sheddable)."""
         if self.per_client and self.count(address) >= self.per_client:
             return "client"
         if self.open >= self.total:
-            victim = self._victim()
+            victim = self._victim() or self._long_lived(address, now)
             if victim is None:
                 return "full"
             # Its slot is free from now, not from whenever its socket finishes closing.
-            self.release(self._address_of[victim])
+            self.release(self._address_of.get(victim) or self._busy_address[victim])
             self.waiting(victim, None)
+            self.busy(victim, None)
             victim.shed()
         self._by_address[address] = self.count(address) + 1
         self.open += 1
@@ -138,6 +151,19 @@ class ConnectionTable:
             self._waiting.setdefault(address, {})[connection] = None
             self._rank(address)
 
+    def busy(self, connection: Sheddable, address: str | None, since: float = 0.0) -> None:
+        """Mark `connection` (from `address`) as having had a request in hand since `since`;
+        or, with None, as not (its response is complete, or it is gone)."""
+        before = self._busy_address.pop(connection, None)
+        if before is not None:
+            requests = self._busy[before]
+            del requests[connection]
+            if not requests:
+                del self._busy[before]
+        if address is not None:
+            self._busy_address[connection] = address
+            self._busy.setdefault(address, {})[connection] = since
+
     def _rank(self, address: str) -> None:
         stamp = self._stamp[address] = next(self._stamps)
         heapq.heappush(self._heaviest, (-len(self._waiting[address]), stamp, address))
@@ -152,6 +178,19 @@ class ConnectionTable:
             if self._stamp.get(address) == stamp:
                 return next(iter(self._waiting[address]))
             heapq.heappop(self._heaviest)
+        return None
+
+    def _long_lived(self, newcomer: str, now: float) -> Sheddable | None:
+        """The longest-running request of the address holding the most connections (at
+        least two more than `newcomer`'s) that has one running `LONG_LIVED_AFTER` seconds.
+        Runs only when the server is full and nothing waits: a scan of the addresses."""
+        floor = self.count(newcomer) + 2
+        holders = sorted((a for a in self._busy if self.count(a) >= floor),
+                         key=self.count, reverse=True)
+        for address in holders:
+            connection, since = next(iter(self._busy[address].items()))
+            if now - since >= LONG_LIVED_AFTER:
+                return connection
         return None
 
 
@@ -241,7 +280,7 @@ def guarded_protocol(limits: ConnectionLimits) -> type[H11Protocol]:
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
             peer = self.client[0] if self.client else "unknown"
-            refusal = table.admit(peer)
+            refusal = table.admit(peer, self.loop.time())
             if refusal is not None:
                 self._refused = True
                 if refusal == "client":
@@ -264,22 +303,29 @@ def guarded_protocol(limits: ConnectionLimits) -> type[H11Protocol]:
             """Closed to make room for a newcomer; `ConnectionTable.admit` has released its
             slot already."""
             partial, _ = self.conn.trailing_data
-            log.debug("shed a connection from %s waiting for its request's headers",
-                      self._peer)
             self._cancel_timer()
-            self._peer = None
             self._refused = True  # whatever it sends now is ignored
-            if partial:
+            if self._awaiting != "headers":  # a long-lived request: cut, as if its client left
+                log.info("shed a connection from %s whose request had run the longest: "
+                         "the server was full", self._peer)
+                fields = self.scope.get("state", {}).get("log") if self.scope else None
+                if isinstance(fields, dict):
+                    fields["shed"] = True  # the request's log line says so
+                self.transport.abort()
+            elif partial:
+                log.debug("shed a connection from %s sending its headers", self._peer)
                 self.transport.write(shed)  # a started request deserves an answer
                 self.transport.close()
             else:
                 # Idle: nothing to say. abort() rather than close(): a peer that does not
                 # read cannot hold the socket open behind a pending write.
                 self.transport.abort()
+            self._peer = None
 
         def _forget(self) -> None:
             self._cancel_timer()
             table.waiting(self, None)
+            table.busy(self, None)
             if self._peer is not None:
                 table.release(self._peer)
                 self._peer = None
@@ -315,19 +361,26 @@ def guarded_protocol(limits: ConnectionLimits) -> type[H11Protocol]:
             if self.transport.is_closing():
                 self._cancel_timer()
                 table.waiting(self, None)  # its slot frees itself as it closes
+                table.busy(self, None)
             elif self.conn.their_state is h11.IDLE:
                 self._expect("headers")
             elif self.conn.their_state is h11.SEND_BODY:
                 self._expect("body")
             else:  # the request has been read (or the connection is ending)
                 self._cancel_timer()
+                if self._awaiting == "headers":  # the whole request in one go: busy from now
+                    table.waiting(self, None)
+                    table.busy(self, self._peer, self.loop.time())
                 self._awaiting = None
-                table.waiting(self, None)
 
         def _expect(self, part: str) -> None:
             if self._awaiting == part and self._timer is not None:
                 return  # already timing it: trickling bytes do not extend the deadline
             self._cancel_timer()
+            if part == "headers":
+                table.busy(self, None)
+            elif self._awaiting == "headers":  # headers in hand: busy from now
+                table.busy(self, self._peer, self.loop.time())
             self._awaiting = part
             table.waiting(self, self._peer if part == "headers" else None)
             delay = limits.header_timeout if part == "headers" else limits.body_timeout
