@@ -299,12 +299,15 @@ def test_the_table_sheds_as_a_plain_scan_would_through_any_sequence_of_events():
     changed: dict[str, int] = {}  # address -> when its count of waiting last changed
     open_connections: dict[FakeConnection, str] = {}
 
-    def expected_victim() -> FakeConnection | None:
+    def expected_victim(newcomer: str) -> FakeConnection | None:
         waiting = [a for a, _ in since.values()]
         if len(open_connections) < 30 or not waiting:
             return None
         most = max(map(waiting.count, waiting))
         address = min({a for a in waiting if waiting.count(a) == most}, key=changed.get)
+        held = list(open_connections.values())
+        if held.count(address) <= held.count(newcomer):
+            return None  # never from a client holding no more than the newcomer
         return min((c for c, (a, _) in since.items() if a == address),
                    key=lambda c: since[c][1])
 
@@ -321,10 +324,10 @@ def test_the_table_sheds_as_a_plain_scan_would_through_any_sequence_of_events():
     for step in range(4000):
         action = rng.random()
         if action < 0.55:  # a new connection
-            victim = expected_victim()
             address = f"10.0.0.{rng.randrange(6)}"
+            victim = expected_victim(address)
             if table.admit(address) is not None:
-                assert len(open_connections) >= 30 and not since, step
+                assert len(open_connections) >= 30 and victim is None, step
                 continue
             if victim is not None:
                 assert victim.was_shed, step
@@ -347,38 +350,53 @@ def test_the_table_sheds_as_a_plain_scan_would_through_any_sequence_of_events():
     assert table.open == len(open_connections) and shed > 500
 
 
+def test_a_client_never_takes_the_waiting_connection_of_one_holding_no_more():
+    from citadel.server.limits import ConnectionTable
+
+    table = ConnectionTable(per_client=0, total=3)
+    legit, busy, other = FakeConnection("legit"), FakeConnection("busy"), FakeConnection("b")
+    table.admit("10.0.0.1")
+    table.waiting(legit, "10.0.0.1")  # a client's one connection, its request on the way
+    for conn in (busy, other):
+        table.admit("10.0.0.66")
+        table.busy(conn, "10.0.0.66")
+    assert table.admit("10.0.0.66") == "full"  # holds 2: may not shed one holding 1
+    assert not legit.was_shed
+    assert table.admit("10.0.0.7") is None and legit.was_shed  # holding none, it may
+
+
 def test_a_full_table_sheds_the_longest_running_request_of_the_client_holding_the_most():
     """Long-lived responses count against the client that holds them: when nothing waits,
-    a newcomer holding fewer connections takes the slot of the heaviest client's oldest
-    request, once that request has run LONG_LIVED_AFTER seconds."""
-    from citadel.server.limits import LONG_LIVED_AFTER, ConnectionTable
+    a newcomer takes the slot of the longest-running request of the client holding the most
+    connections, if that client holds at least two more than the newcomer."""
+    from citadel.server.limits import ConnectionTable
 
-    table = ConnectionTable(per_client=0, total=4)
+    table = ConnectionTable(per_client=0, total=5)
     streams = [FakeConnection(f"stream-{i}") for i in range(3)]
     mine = FakeConnection("mine")
-    for i, conn in enumerate(streams):
-        table.admit("10.0.0.66", now=0.0)
-        table.busy(conn, "10.0.0.66", since=float(i))
-    table.admit("10.0.0.1", now=0.0)
-    table.busy(mine, "10.0.0.1", since=0.0)
-    assert table.admit("10.0.0.7", now=LONG_LIVED_AFTER / 2) == "full"  # none old enough
-    assert table.admit("10.0.0.7", now=1.0 + LONG_LIVED_AFTER) is None
+    for conn, address in ((mine, "10.0.0.1"), *((c, "10.0.0.66") for c in streams)):
+        table.admit(address)
+        table.busy(conn, address)
+    table.admit("10.0.0.2")
+    table.busy(FakeConnection("other"), "10.0.0.2")
+    assert table.admit("10.0.0.7") is None
     assert [c.was_shed for c in streams] == [True, False, False] and not mine.was_shed
-    assert table.count("10.0.0.66") == 2 and table.open == 4
+    assert table.count("10.0.0.66") == 2 and table.open == 5
+    assert table.admit("10.0.0.1") == "full"  # 2 is not two more than its own 1
 
 
-def test_a_full_table_never_sheds_a_client_holding_no_more_than_the_newcomer_plus_one():
+def test_a_full_table_of_clients_holding_one_each_refuses_the_newcomer():
     from citadel.server.limits import ConnectionTable
 
     table = ConnectionTable(per_client=0, total=2)
     first, second = FakeConnection("first"), FakeConnection("second")
     for conn, address in ((first, "10.0.0.1"), (second, "10.0.0.2")):
         table.admit(address)
-        table.busy(conn, address, since=0.0)
-    assert table.admit("10.0.0.3", now=100.0) == "full"  # one each: nobody holds more
+        table.busy(conn, address)
+    assert table.admit("10.0.0.3") == "full"  # one each: nobody holds more
     table.busy(first, None)  # its response is complete ...
     table.waiting(first, "10.0.0.1")  # ... and it waits for the next request: sheddable
-    assert table.admit("10.0.0.3", now=100.0) is None and first.was_shed
+    assert table.admit("10.0.0.3") is None and first.was_shed
 
 
 def test_a_full_table_with_every_request_in_progress_refuses_the_newcomer():

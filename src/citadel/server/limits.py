@@ -72,20 +72,17 @@ class Sheddable(Protocol):
     def shed(self) -> None: ...
 
 
-# A request in hand this long is a long-lived response (a stream, a slow answer): a full
-# server may shed it from a client holding more connections than the newcomer's.
-LONG_LIVED_AFTER = 1.0
-
-
 class ConnectionTable:
     """The open connections of one server: how many per client address, which are waiting
-    for a request's headers, and since when the others have had one in hand. A full server
-    sheds, first, the oldest waiting connection of the address with the most; else the
-    longest-running request of the address holding the most connections, if it has run
-    `LONG_LIVED_AFTER` seconds and that address holds at least two more connections than the
-    newcomer's: long-lived responses count against the client that holds them, and a client
-    holding many cannot keep one holding none out. All of a server's protocol instances run
-    on its event loop thread, so no lock is needed."""
+    for a request's headers, and in which order the others got one in hand. A full server
+    sheds, first, the oldest waiting connection of the address with the most, if that
+    address holds more connections than the newcomer's; else the longest-running request of
+    the address holding the most connections, if that address holds at least two more than
+    the newcomer's. So a client never takes a slot from one holding fewer, long-lived
+    responses count against the client that holds them, and a client holding many
+    connections cannot keep out one that holds none; a server full of clients holding one
+    busy connection each refuses the newcomer. All of a server's protocol instances run on
+    its event loop thread, so no lock is needed."""
 
     def __init__(self, per_client: int, total: int) -> None:
         self.per_client = per_client
@@ -101,21 +98,21 @@ class ConnectionTable:
         self._heaviest: list[tuple[int, int, str]] = []
         self._stamp: dict[str, int] = {}
         self._stamps = itertools.count()
-        # Address -> its connections with a request in hand -> since when, oldest first.
-        self._busy: dict[str, dict[Sheddable, float]] = {}
+        # Address -> its connections with a request in hand, the longest-running first.
+        self._busy: dict[str, dict[Sheddable, None]] = {}
         self._busy_address: dict[Sheddable, str] = {}
 
     def count(self, address: str) -> int:
         return self._by_address.get(address, 0)
 
-    def admit(self, address: str, now: float = 0.0) -> str | None:
-        """Count a new connection from `address` (at time `now`), shedding one if the server
-        is full (see the class); or say why not: "client" (its address is at the cap) or
-        "full" (every open connection has a request in hand, none sheddable)."""
+    def admit(self, address: str) -> str | None:
+        """Count a new connection from `address`, shedding one if the server is full (see the
+        class); or say why not: "client" (its address is at the cap) or "full" (every open
+        connection has a request in hand, and no address holds two more than this one)."""
         if self.per_client and self.count(address) >= self.per_client:
             return "client"
         if self.open >= self.total:
-            victim = self._victim() or self._long_lived(address, now)
+            victim = self._victim(address) or self._longest_running(address)
             if victim is None:
                 return "full"
             # Its slot is free from now, not from whenever its socket finishes closing.
@@ -151,9 +148,9 @@ class ConnectionTable:
             self._waiting.setdefault(address, {})[connection] = None
             self._rank(address)
 
-    def busy(self, connection: Sheddable, address: str | None, since: float = 0.0) -> None:
-        """Mark `connection` (from `address`) as having had a request in hand since `since`;
-        or, with None, as not (its response is complete, or it is gone)."""
+    def busy(self, connection: Sheddable, address: str | None) -> None:
+        """Mark `connection` (from `address`) as having a request in hand, from now; or, with
+        None, as not (its response is complete, or it is gone)."""
         before = self._busy_address.pop(connection, None)
         if before is not None:
             requests = self._busy[before]
@@ -162,7 +159,7 @@ class ConnectionTable:
                 del self._busy[before]
         if address is not None:
             self._busy_address[connection] = address
-            self._busy.setdefault(address, {})[connection] = since
+            self._busy.setdefault(address, {})[connection] = None
 
     def _rank(self, address: str) -> None:
         stamp = self._stamp[address] = next(self._stamps)
@@ -171,27 +168,26 @@ class ConnectionTable:
             self._heaviest = [(-len(self._waiting[a]), t, a) for a, t in self._stamp.items()]
             heapq.heapify(self._heaviest)
 
-    def _victim(self) -> Sheddable | None:
-        """The oldest waiting connection of the address with the most, if any waits."""
+    def _victim(self, newcomer: str) -> Sheddable | None:
+        """The oldest waiting connection of the address with the most, if any waits and
+        that address holds at least as many connections as `newcomer`'s will."""
         while self._heaviest:
             _, stamp, address = self._heaviest[0]
             if self._stamp.get(address) == stamp:
+                if self.count(address) <= self.count(newcomer):
+                    return None  # a client never takes a slot from one holding fewer
                 return next(iter(self._waiting[address]))
             heapq.heappop(self._heaviest)
         return None
 
-    def _long_lived(self, newcomer: str, now: float) -> Sheddable | None:
-        """The longest-running request of the address holding the most connections (at
-        least two more than `newcomer`'s) that has one running `LONG_LIVED_AFTER` seconds.
-        Runs only when the server is full and nothing waits: a scan of the addresses."""
-        floor = self.count(newcomer) + 2
-        holders = sorted((a for a in self._busy if self.count(a) >= floor),
-                         key=self.count, reverse=True)
-        for address in holders:
-            connection, since = next(iter(self._busy[address].items()))
-            if now - since >= LONG_LIVED_AFTER:
-                return connection
-        return None
+    def _longest_running(self, newcomer: str) -> Sheddable | None:
+        """The longest-running request of the address holding the most connections, if it
+        holds at least two more than `newcomer`'s. Runs only when the server is full and
+        nothing waits: a scan of the addresses."""
+        heaviest = max(self._busy, key=self.count, default=None)
+        if heaviest is None or self.count(heaviest) < self.count(newcomer) + 2:
+            return None
+        return next(iter(self._busy[heaviest]))
 
 
 def head_size(request: h11.Request) -> int:
@@ -280,7 +276,7 @@ def guarded_protocol(limits: ConnectionLimits) -> type[H11Protocol]:
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
             peer = self.client[0] if self.client else "unknown"
-            refusal = table.admit(peer, self.loop.time())
+            refusal = table.admit(peer)
             if refusal is not None:
                 self._refused = True
                 if refusal == "client":
@@ -370,7 +366,7 @@ def guarded_protocol(limits: ConnectionLimits) -> type[H11Protocol]:
                 self._cancel_timer()
                 if self._awaiting == "headers":  # the whole request in one go: busy from now
                     table.waiting(self, None)
-                    table.busy(self, self._peer, self.loop.time())
+                    table.busy(self, self._peer)
                 self._awaiting = None
 
         def _expect(self, part: str) -> None:
@@ -380,7 +376,7 @@ def guarded_protocol(limits: ConnectionLimits) -> type[H11Protocol]:
             if part == "headers":
                 table.busy(self, None)
             elif self._awaiting == "headers":  # headers in hand: busy from now
-                table.busy(self, self._peer, self.loop.time())
+                table.busy(self, self._peer)
             self._awaiting = part
             table.waiting(self, self._peer if part == "headers" else None)
             delay = limits.header_timeout if part == "headers" else limits.body_timeout
