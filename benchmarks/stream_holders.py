@@ -23,44 +23,27 @@ import argparse
 import json
 import os
 import platform
-import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from http_load import DEMO_KB, free_port, start_server  # noqa: E402
 from tests.security.stream_holders import StreamHolders  # noqa: E402
 
-from slow_clients import legitimate  # noqa: E402
+from slow_clients import before_and_now, legitimate_under_attack  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 
 
 def measure(home: Path, env: dict[str, str], args: argparse.Namespace) -> dict:
-    port = free_port()
-    server = start_server(home, port, env)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        legitimate(base, 3)  # warm-up, not reported
-        quiet = legitimate(base, args.baseline_seconds)
-        print("  no attack: done", file=sys.stderr)
-        with StreamHolders(port, args.addresses, args.per_address, kinds=tuple(args.kinds),
-                           pause=args.pause) as attack:
-            time.sleep(2)  # the attack reaches its size before the first request
-            attacked = legitimate(base, args.seconds)
-            held_at_end = attack.counts.holding
-        print("  under attack: done", file=sys.stderr)
-    finally:
-        server.terminate()
-        server.wait(timeout=60)
+    quiet, attacked, attack = legitimate_under_attack(
+        home, env, args, lambda port: StreamHolders(port, args.addresses, args.per_address,
+                                                    kinds=tuple(args.kinds), pause=args.pause))
     counts = attack.counts
     return {"no_attack": quiet, "attack": attacked,
             "attacker": {"sockets_opened": counts.opened, "most_held": counts.most_held,
-                         "held_at_end": held_at_end, "answers": dict(counts.answers)}}
+                         "held_at_end": counts.holding, "answers": dict(counts.answers)}}
 
 
 def main() -> None:
@@ -79,23 +62,12 @@ def main() -> None:
     parser.add_argument("--baseline-src", type=Path, default=None)
     args = parser.parse_args()
 
-    load_before = os.getloadavg()[0]
-    runs: dict[str, dict] = {}
-    with tempfile.TemporaryDirectory(prefix="citadel-bench-") as tmp:
-        home = Path(tmp)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("CITADEL_")}
-        env.update(CITADEL_HOME=str(home), CITADEL_EMBEDDER=args.embedder)
-        if args.max_connections is not None:
-            env["CITADEL_HTTP_MAX_CONNECTIONS"] = str(args.max_connections)
-        if args.per_client is not None:
-            env["CITADEL_HTTP_MAX_CONNECTIONS_PER_CLIENT"] = str(args.per_client)
-        subprocess.run([sys.executable, "-m", "citadel", "ingest", str(DEMO_KB)], env=env,
-                       check=True, stdout=subprocess.DEVNULL)
-        if args.baseline_src is not None:
-            old = {**env, "PYTHONPATH": str(args.baseline_src.resolve())}
-            runs["baseline"] = measure(home, old, args)
-        runs["now"] = measure(home, env, args)
-    load = (round(load_before, 1), round(os.getloadavg()[0], 1))
+    settings = {}
+    if args.max_connections is not None:
+        settings["CITADEL_HTTP_MAX_CONNECTIONS"] = str(args.max_connections)
+    if args.per_client is not None:
+        settings["CITADEL_HTTP_MAX_CONNECTIONS_PER_CLIENT"] = str(args.per_client)
+    runs, load = before_and_now(args, measure, settings)
     report = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                           "loadavg_1min_before_after": load},
               "embedder": args.embedder,

@@ -11,14 +11,14 @@ to `lo`, so each address is a different client to the server's per-client caps.
 
 from __future__ import annotations
 
-import errno
 import json
 import selectors
 import socket
-import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+
+from tests.slow_clients import LoopbackAttack, connecting_from
 
 QUESTION = "How long are gift cards valid?"
 
@@ -56,13 +56,16 @@ class _Socket:
     status: str | None = None
 
 
-class StreamHolders:
+class StreamHolders(LoopbackAttack):
     """`with StreamHolders(port, 16, 4): ...` keeps 16 x 4 sockets asking for long-lived
     responses from `port` until the block ends."""
+
+    name = "stream-holders"
 
     def __init__(self, port: int, addresses: int, per_address: int, *,
                  kinds: tuple[str, ...] = ("mcp", "answer", "chat"), pause: float = 0.2,
                  first_address: int = 2) -> None:
+        super().__init__()
         self.port = port
         self.sources = [f"127.0.0.{first_address + i}" for i in range(addresses)]
         self.per_address = per_address
@@ -70,28 +73,10 @@ class StreamHolders:
         self.pause = pause
         self.counts = HolderCounts()
         self._turn = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="stream-holders", daemon=True)
-
-    def __enter__(self) -> StreamHolders:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(timeout=30)
 
     def _open(self, selector: selectors.BaseSelector, source: str) -> None:
-        s = socket.socket()
-        s.setblocking(False)
-        try:
-            s.bind((source, 0))
-            code = s.connect_ex(("127.0.0.1", self.port))
-        except OSError:
-            s.close()
-            return
-        if code not in (0, errno.EINPROGRESS):
-            s.close()
+        s = connecting_from(source, self.port)
+        if s is None:
             return
         self.counts.opened += 1
         kind = self.kinds[self._turn % len(self.kinds)]
