@@ -12,12 +12,16 @@ so `/healthz` stops answering. `guarded_protocol` is uvicorn's h11 protocol plus
 * a cap on open connections in all (`http_max_connections`). A full server first sheds a
   connection that has not completed a request's headers (idle, or trickling them) and admits
   the newcomer: the oldest of the address with the most such connections, so one that
-  holds many gives them up before a client that holds one. Only when every open connection
-  has a request in hand is the newcomer refused (503). Without this, many addresses each
+  holds many gives them up before a client that holds one. Without this, many addresses each
   under the per-client cap (40 x 50 slow sockets, reconnecting after each 408) hold every
   slot and a legitimate request meets 503 for as long as the attack lasts: shedding hands an
   idler's slot to whoever arrives, and a client that sends its request at once is past its
-  headers, no longer sheddable, within a round trip;
+  headers, no longer sheddable, within a round trip. When every open connection has a
+  request in hand, the longest-running request of the address holding the most connections
+  is shed instead, if that address holds at least two more than the newcomer's: a response
+  that lasts (a stream, `citadel.server.stream_limits`) counts against the client holding
+  it. A client never takes a slot from one holding fewer; otherwise the newcomer is refused
+  (503);
 * a JSON body for the 400 that h11 raises on a request that is not valid HTTP (a negative
   `Content-Length`, a malformed header), like every other error of the API;
 * a 431 (JSON) for a request line and headers over `MAX_HEADER_BYTES`, however they arrive

@@ -7,7 +7,9 @@ client goes away, or the stream ends in any way, the iterator is closed (its `fi
 run) and the stream is unregistered: nothing outlives its request. When the server drains
 (`citadel.server.drain`), a stream still open near the deadline ends with an `error` event
 of code `shutting_down` at once, even in the middle of a step; that step's iterator is
-closed when the step returns.
+closed when the step returns. A stream that reaches its time limit ends the same way, with
+code `stream_timeout`; who may open a stream, and for how long, is
+`citadel.server.stream_limits`.
 """
 
 # No `from __future__ import annotations`: FastAPI must see the per-app request model itself.
