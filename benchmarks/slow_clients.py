@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -34,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from http_load import DEMO_KB, QUESTIONS, free_port, percentile, start_server  # noqa: E402
-from tests.slow_clients import SlowClients  # noqa: E402
+from tests.slow_clients import LoopbackAttack, SlowClients  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 
@@ -65,7 +66,11 @@ def legitimate(base: str, seconds: float) -> dict:
             "p99_ms": round(percentile(latencies, 99), 1) if latencies else None}
 
 
-def measure(home: Path, env: dict[str, str], args: argparse.Namespace) -> dict:
+def legitimate_under_attack(home: Path, env: dict[str, str], args: argparse.Namespace,
+                            attack_on: Callable[[int], LoopbackAttack]
+                            ) -> tuple[dict, dict, LoopbackAttack]:
+    """Serve `home` with `env`; `legitimate` requests for `args.baseline_seconds` with no
+    attack, then for `args.seconds` under `attack_on(port)`; both results and the attack."""
     port = free_port()
     server = start_server(home, port, env)
     base = f"http://127.0.0.1:{port}"
@@ -73,18 +78,45 @@ def measure(home: Path, env: dict[str, str], args: argparse.Namespace) -> dict:
         legitimate(base, 3)  # warm-up, not reported
         quiet = legitimate(base, args.baseline_seconds)
         print("  no attack: done", file=sys.stderr)
-        with SlowClients(port, args.addresses, args.per_address) as attack:
+        with attack_on(port) as attack:
             time.sleep(2)  # the attack reaches its size before the first request
             attacked = legitimate(base, args.seconds)
         print("  under attack: done", file=sys.stderr)
     finally:
         server.terminate()
         server.wait(timeout=60)
+    return quiet, attacked, attack
+
+
+def measure(home: Path, env: dict[str, str], args: argparse.Namespace) -> dict:
+    quiet, attacked, attack = legitimate_under_attack(
+        home, env, args, lambda port: SlowClients(port, args.addresses, args.per_address))
     counts = attack.counts
     return {"no_attack": quiet, "attack": attacked,
             "attacker": {"sockets_opened": counts.opened,
                          "closed_by_server": counts.closed_by_server,
                          "answers": dict(counts.answers)}}
+
+
+def before_and_now(args: argparse.Namespace, measure: Callable[..., dict],
+                   settings: dict[str, str] | None = None) -> tuple[dict[str, dict], tuple]:
+    """Ingest the demo KB into a temporary home (`args.embedder`), then `measure(home, env,
+    args)` with the code of `args.baseline_src` if given ("baseline") and with this tree
+    ("now"); `settings` are extra environment variables. The runs and the 1-minute load
+    average before and after."""
+    load_before = os.getloadavg()[0]
+    runs: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory(prefix="citadel-bench-") as tmp:
+        home = Path(tmp)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CITADEL_")}
+        env.update(CITADEL_HOME=str(home), CITADEL_EMBEDDER=args.embedder, **(settings or {}))
+        subprocess.run([sys.executable, "-m", "citadel", "ingest", str(DEMO_KB)], env=env,
+                       check=True, stdout=subprocess.DEVNULL)
+        if args.baseline_src is not None:
+            old = {**env, "PYTHONPATH": str(args.baseline_src.resolve())}
+            runs["baseline"] = measure(home, old, args)
+        runs["now"] = measure(home, env, args)
+    return runs, (round(load_before, 1), round(os.getloadavg()[0], 1))
 
 
 def main() -> None:
@@ -97,19 +129,7 @@ def main() -> None:
     parser.add_argument("--baseline-src", type=Path, default=None)
     args = parser.parse_args()
 
-    load_before = os.getloadavg()[0]
-    runs: dict[str, dict] = {}
-    with tempfile.TemporaryDirectory(prefix="citadel-bench-") as tmp:
-        home = Path(tmp)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("CITADEL_")}
-        env.update(CITADEL_HOME=str(home), CITADEL_EMBEDDER=args.embedder)
-        subprocess.run([sys.executable, "-m", "citadel", "ingest", str(DEMO_KB)], env=env,
-                       check=True, stdout=subprocess.DEVNULL)
-        if args.baseline_src is not None:
-            old = {**env, "PYTHONPATH": str(args.baseline_src.resolve())}
-            runs["baseline"] = measure(home, old, args)
-        runs["now"] = measure(home, env, args)
-    load = (round(load_before, 1), round(os.getloadavg()[0], 1))
+    runs, load = before_and_now(args, measure)
     report = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                           "loadavg_1min_before_after": load},
               "embedder": args.embedder, "attack": {"addresses": args.addresses,

@@ -16,6 +16,7 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Self
 
 HEADERS = b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Pad: "
 
@@ -27,22 +28,34 @@ class AttackCounts:
     answers: Counter[str] = field(default_factory=Counter)  # status line -> count
 
 
-class SlowClients:
-    """`with SlowClients(port, 40, 50): ...` keeps 40 x 50 slow sockets pointed at `port`
-    until the block ends."""
+def connecting_from(source: str, port: int) -> socket.socket | None:
+    """A non-blocking socket from loopback address `source` connecting to 127.0.0.1:`port`,
+    or None if the connection could not even start (the client's own limits)."""
+    s = socket.socket()
+    s.setblocking(False)
+    try:
+        s.bind((source, 0))
+        code = s.connect_ex(("127.0.0.1", port))
+    except OSError:
+        s.close()
+        return None
+    if code not in (0, errno.EINPROGRESS):
+        s.close()
+        return None
+    return s
 
-    def __init__(self, port: int, addresses: int, per_address: int, *,
-                 trickle_every: float = 0.5, first_address: int = 10) -> None:
-        self.port = port
-        self.sources = [f"127.0.{(first_address + i) // 250}.{(first_address + i) % 250 + 2}"
-                        for i in range(addresses)]
-        self.per_address = per_address
-        self.trickle_every = trickle_every
-        self.counts = AttackCounts()
+
+class LoopbackAttack:
+    """Runs the attack (`_run`, which returns once `_stop` is set) in a thread for as long
+    as a `with` block lasts."""
+
+    name = "attack"
+
+    def __init__(self) -> None:
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="slow-clients", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
 
-    def __enter__(self) -> SlowClients:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 
@@ -50,17 +63,29 @@ class SlowClients:
         self._stop.set()
         self._thread.join(timeout=30)
 
+    def _run(self) -> None:
+        raise NotImplementedError
+
+
+class SlowClients(LoopbackAttack):
+    """`with SlowClients(port, 40, 50): ...` keeps 40 x 50 slow sockets pointed at `port`
+    until the block ends."""
+
+    name = "slow-clients"
+
+    def __init__(self, port: int, addresses: int, per_address: int, *,
+                 trickle_every: float = 0.5, first_address: int = 10) -> None:
+        super().__init__()
+        self.port = port
+        self.sources = [f"127.0.{(first_address + i) // 250}.{(first_address + i) % 250 + 2}"
+                        for i in range(addresses)]
+        self.per_address = per_address
+        self.trickle_every = trickle_every
+        self.counts = AttackCounts()
+
     def _open(self, selector: selectors.BaseSelector, source: str) -> None:
-        s = socket.socket()
-        s.setblocking(False)
-        try:
-            s.bind((source, 0))
-            code = s.connect_ex(("127.0.0.1", self.port))
-        except OSError:
-            s.close()
-            return
-        if code not in (0, errno.EINPROGRESS):
-            s.close()
+        s = connecting_from(source, self.port)
+        if s is None:
             return
         self.counts.opened += 1
         selector.register(s, selectors.EVENT_READ, [source, 0])  # [address, bytes sent]

@@ -259,6 +259,23 @@ class Settings(BaseModel):
     http_max_connections_per_client: int = Field(
         default=64, ge=0, le=1_000_000,
         description="Open connections from one client IP; more are refused at once (0: no cap).")
+    http_max_streams: int = Field(
+        default=256, ge=1, le=1_000_000,
+        description="Long-lived responses (answer and chat streams) open at once, and never "
+                    "more than half of http_max_connections: the rest stay free for other "
+                    "requests. More get 503 too_many_streams.")
+    http_max_streams_per_client: int = Field(
+        default=16, ge=0, le=1_000_000,
+        description="Long-lived responses open at once for one client IP; more get 429 "
+                    "too_many_streams (0: no cap).")
+    http_max_streams_per_key: int = Field(
+        default=64, ge=0, le=1_000_000,
+        description="Long-lived responses open at once for one API key; more get 429 "
+                    "too_many_streams (0: no cap).")
+    http_stream_max_seconds: float = Field(
+        default=300.0, gt=0, le=86_400,
+        description="Seconds a long-lived response may last; then it ends with a final error "
+                    "event (stream_timeout).")
     http_allowed_hosts: tuple[str, ...] = Field(
         default=(),
         description="Host header values accepted besides localhost, 127.0.0.1, [::1] and the "

@@ -140,7 +140,7 @@ def test_workers_get_a_picklable_config_that_builds_the_app_in_each_worker(monke
 
     from fastapi import FastAPI
 
-    from citadel.server import workers
+    from citadel.server.uvicorn_config import HEALTHCHECK_TIMEOUT, WORKER_PROTOCOL
 
     seen = _captured_run(monkeypatch, tmp_path, 3)
     config = seen["config"]
@@ -148,11 +148,11 @@ def test_workers_get_a_picklable_config_that_builds_the_app_in_each_worker(monke
     assert config.factory and config.limit_concurrency is None and config.log_config is None
     # Each worker builds its protocol from the settings it loads (CITADEL_HTTP_MAX_CONNECTIONS).
     assert ConnectionLimits.from_settings(Settings.load()).max_connections == 77
-    assert config.timeout_worker_healthcheck == workers.HEALTHCHECK_TIMEOUT
+    assert config.timeout_worker_healthcheck == HEALTHCHECK_TIMEOUT
     assert seen["sockets"][0].proto == socket.IPPROTO_TCP
     # Spawned workers receive the config pickled: the app factory and the protocol must cross.
     clone = pickle.loads(pickle.dumps(config))
-    assert config.http == "citadel.server.workers:GuardedH11Protocol"
+    assert config.http == WORKER_PROTOCOL == "citadel.server.workers:GuardedH11Protocol"
     app = clone.app()  # what a worker runs: its own app, from its own settings
     assert isinstance(app, FastAPI) and app.state.provider.peek() is None  # opened lazily
     from uvicorn.importer import import_from_string

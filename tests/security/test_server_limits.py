@@ -134,7 +134,7 @@ def test_the_refusal_of_a_foreign_host_carries_the_headers_too(client):
 @contextmanager
 def guarded_server(app, **limits) -> Iterator[int]:
     """`app` under the uvicorn configuration `citadel serve` uses, on a free port."""
-    from citadel.server.limits import server_config
+    from citadel.server.uvicorn_config import server_config
 
     settings = Settings(home=Path("unused"), **{"http_header_timeout": 1.0,
                                                 "http_body_timeout": 1.0, **limits})
@@ -299,12 +299,15 @@ def test_the_table_sheds_as_a_plain_scan_would_through_any_sequence_of_events():
     changed: dict[str, int] = {}  # address -> when its count of waiting last changed
     open_connections: dict[FakeConnection, str] = {}
 
-    def expected_victim() -> FakeConnection | None:
+    def expected_victim(newcomer: str) -> FakeConnection | None:
         waiting = [a for a, _ in since.values()]
         if len(open_connections) < 30 or not waiting:
             return None
         most = max(map(waiting.count, waiting))
         address = min({a for a in waiting if waiting.count(a) == most}, key=changed.get)
+        held = list(open_connections.values())
+        if held.count(address) <= held.count(newcomer):
+            return None  # never from a client holding no more than the newcomer
         return min((c for c, (a, _) in since.items() if a == address),
                    key=lambda c: since[c][1])
 
@@ -321,10 +324,10 @@ def test_the_table_sheds_as_a_plain_scan_would_through_any_sequence_of_events():
     for step in range(4000):
         action = rng.random()
         if action < 0.55:  # a new connection
-            victim = expected_victim()
             address = f"10.0.0.{rng.randrange(6)}"
+            victim = expected_victim(address)
             if table.admit(address) is not None:
-                assert len(open_connections) >= 30 and not since, step
+                assert len(open_connections) >= 30 and victim is None, step
                 continue
             if victim is not None:
                 assert victim.was_shed, step
@@ -345,6 +348,55 @@ def test_the_table_sheds_as_a_plain_scan_would_through_any_sequence_of_events():
                 del open_connections[conn]
         assert not any(c.was_shed for c in open_connections), step
     assert table.open == len(open_connections) and shed > 500
+
+
+def test_a_client_never_takes_the_waiting_connection_of_one_holding_no_more():
+    from citadel.server.limits import ConnectionTable
+
+    table = ConnectionTable(per_client=0, total=3)
+    legit, busy, other = FakeConnection("legit"), FakeConnection("busy"), FakeConnection("b")
+    table.admit("10.0.0.1")
+    table.waiting(legit, "10.0.0.1")  # a client's one connection, its request on the way
+    for conn in (busy, other):
+        table.admit("10.0.0.66")
+        table.busy(conn, "10.0.0.66")
+    assert table.admit("10.0.0.66") == "full"  # holds 2: may not shed one holding 1
+    assert not legit.was_shed
+    assert table.admit("10.0.0.7") is None and legit.was_shed  # holding none, it may
+
+
+def test_a_full_table_sheds_the_longest_running_request_of_the_client_holding_the_most():
+    """Long-lived responses count against the client that holds them: when nothing waits,
+    a newcomer takes the slot of the longest-running request of the client holding the most
+    connections, if that client holds at least two more than the newcomer."""
+    from citadel.server.limits import ConnectionTable
+
+    table = ConnectionTable(per_client=0, total=5)
+    streams = [FakeConnection(f"stream-{i}") for i in range(3)]
+    mine = FakeConnection("mine")
+    for conn, address in ((mine, "10.0.0.1"), *((c, "10.0.0.66") for c in streams)):
+        table.admit(address)
+        table.busy(conn, address)
+    table.admit("10.0.0.2")
+    table.busy(FakeConnection("other"), "10.0.0.2")
+    assert table.admit("10.0.0.7") is None
+    assert [c.was_shed for c in streams] == [True, False, False] and not mine.was_shed
+    assert table.count("10.0.0.66") == 2 and table.open == 5
+    assert table.admit("10.0.0.1") == "full"  # 2 is not two more than its own 1
+
+
+def test_a_full_table_of_clients_holding_one_each_refuses_the_newcomer():
+    from citadel.server.limits import ConnectionTable
+
+    table = ConnectionTable(per_client=0, total=2)
+    first, second = FakeConnection("first"), FakeConnection("second")
+    for conn, address in ((first, "10.0.0.1"), (second, "10.0.0.2")):
+        table.admit(address)
+        table.busy(conn, address)
+    assert table.admit("10.0.0.3") == "full"  # one each: nobody holds more
+    table.busy(first, None)  # its response is complete ...
+    table.waiting(first, "10.0.0.1")  # ... and it waits for the next request: sheddable
+    assert table.admit("10.0.0.3") is None and first.was_shed
 
 
 def test_a_full_table_with_every_request_in_progress_refuses_the_newcomer():
@@ -538,3 +590,241 @@ def test_citadel_serve_applies_the_limits_headers_hosts_and_log_rate(hashing_eng
     refusals = [line for line in stderr.splitlines() if "refused a connection" in line]
     assert 1 <= len(refusals) <= 15  # 3 a second, not one per refused connection (28)
     assert any("suppressed" in line for line in stderr.splitlines())
+
+
+# --- 6. the header limit holds however the headers arrive; 7. a declared oversized body -----
+
+
+def reply_to(port: int, *parts: bytes, within: float = 10) -> tuple[bytes, dict]:
+    """Send `parts` (a pause between them) and read the reply: its status line and JSON."""
+    with connect_from("127.0.0.2", port) as s:
+        for i, part in enumerate(parts):
+            if i:
+                time.sleep(0.2)
+            s.sendall(part)
+        reply = read_until_closed(s, within=within)
+    assert reply, "no reply before the connection closed (or it stayed open)"
+    head, _, body = reply.partition(b"\r\n\r\n")
+    assert b"content-type: application/json" in head.lower(), head
+    return head.split(b"\r\n", 1)[0], json.loads(body)
+
+
+def oversized_header(size: int) -> bytes:
+    return (b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Pad: " + b"a" * size
+            + b"\r\nConnection: close\r\n\r\n")
+
+
+@pytest.mark.parametrize("size", [17_000, 100_000])
+def test_headers_over_the_limit_sent_at_once_are_refused_with_431(client, size):
+    with guarded_server(client.app) as port:
+        status, body = reply_to(port, oversized_header(size))
+    assert status == b"HTTP/1.1 431 Request Header Fields Too Large"
+    assert body["error"]["code"] == "headers_too_large" and "16384" in body["error"]["message"]
+
+
+def test_headers_over_the_limit_sent_in_two_halves_are_refused_with_431(client):
+    request = oversized_header(20_000)
+    with guarded_server(client.app) as port:
+        status, body = reply_to(port, request[:10_000], request[10_000:])
+    assert status.startswith(b"HTTP/1.1 431") and body["error"]["code"] == "headers_too_large"
+
+
+def test_headers_within_the_limit_are_served(client):
+    with guarded_server(client.app) as port:
+        status, body = reply_to(port, oversized_header(15_000))
+    assert status == b"HTTP/1.1 200 OK" and body == {"status": "ok"}
+
+
+@pytest.mark.parametrize("path", ["/v1/answer", "/v1/chat/completions"])
+def test_a_declared_oversized_body_is_refused_at_once_from_its_header(client, path):
+    # The body timeout is far away: the 413 comes from the header, not from a timeout.
+    with guarded_server(client.app, http_body_timeout=60.0) as port:
+        started = time.monotonic()
+        status, body = reply_to(port, f"POST {path} HTTP/1.1\r\nHost: localhost\r\n"
+                                      "Content-Type: application/json\r\n"
+                                      "Content-Length: 70000\r\n\r\n".encode(), within=30)
+        assert time.monotonic() - started < 20
+    assert status.startswith(b"HTTP/1.1 413")
+    assert body["error"]["code"] == "too_large" and "70000" in body["error"]["message"]
+
+
+# --- long-lived responses: GET /mcp, answer and chat streams ---------------------------------
+
+
+def endless_streams(base, pause: float = 0.25, **settings):
+    """An engine whose answer streams never end on their own, with `settings`: the app and
+    the server read the same settings in `citadel serve`, so they do here too."""
+    from tests.server.test_http_streaming import SlowStreamEngine
+
+    engine = SlowStreamEngine(base, pause=pause)
+    engine.settings = Settings.model_validate({**base.settings.model_dump(), **settings})
+    return engine
+
+
+def test_long_lived_responses_from_many_addresses_do_not_keep_legitimate_requests_out(
+        hashing_engine):
+    from tests.security.stream_holders import StreamHolders
+
+    # 16 addresses x 4 sockets (each address under the per-client cap) ask for responses that
+    # never end on their own (`GET /mcp`, and answer and chat streams of an engine whose
+    # stream never ends), 64 for 40 slots: held, they would leave no slot to anyone else.
+    limits = {"http_max_connections": 40, "http_max_connections_per_client": 15}
+    # Each stream's step waits (as on a remote model) holding an answer slot; a server for
+    # such a generator raises max_concurrent_answers, or the answers queue behind the steps.
+    app = create_app(endless_streams(hashing_engine, max_concurrent_answers=64, **limits))
+    with (guarded_server(app, http_header_timeout=30.0, **limits) as port,
+          StreamHolders(port, addresses=16, per_address=4) as attack):
+        time.sleep(1.5)  # the attack at its size
+        statuses = serve_legitimately(port, seconds=4.0)
+    assert len(statuses) >= 10, statuses
+    served = statuses.count(200) / len(statuses)
+    assert served >= 0.95, (statuses, attack.counts)
+    answers = attack.counts.answers
+    assert answers["mcp 405"] > 0 and answers["mcp 200"] == 0, answers
+    assert attack.counts.most_held <= 20, attack.counts  # at most half the connections
+    assert answers["answer 503"] + answers["chat 503"] > 0, answers  # refused, not queued
+
+
+def test_get_and_delete_on_the_stateless_mcp_door_are_405_at_once(client):
+    with guarded_server(client.app) as port:
+        for method in ("GET", "DELETE"):
+            r = httpx.request(method, f"http://127.0.0.1:{port}/mcp", timeout=10,
+                              headers={"Accept": "text/event-stream"})
+            assert r.status_code == 405 and r.headers["allow"] == "POST"
+            error = r.json()["error"]
+            assert error["code"] == "method_not_allowed" and "stateless" in error["message"]
+
+
+def open_stream(port: int, path: str, address: str, headers: dict | None = None) -> tuple:
+    """Ask for a stream from `address`: the response's head (and the whole of a refusal),
+    and the socket, still open for a stream."""
+    body = (json.dumps({"question": "How long are gift cards valid?"}) if path != CHAT_PATH
+            else json.dumps({"model": "citadel", "stream": True,
+                             "messages": [{"role": "user", "content": "Gift cards?"}]}))
+    extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
+    s = connect_from(address, port)
+    s.sendall(f"POST {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+              f"Connection: close\r\n{extra}Content-Length: {len(body)}\r\n\r\n{body}"
+              .encode())
+    s.settimeout(10)
+    reply = b""
+    while b"\r\n\r\n" not in reply and (chunk := s.recv(65536)):
+        reply += chunk
+    if not reply.startswith(b"HTTP/1.1 200"):
+        reply += read_until_closed(s, within=10) or b""
+    return reply, s
+
+
+CHAT_PATH = "/v1/chat/completions"
+
+
+@pytest.mark.parametrize("path", ["/v1/answer/stream", CHAT_PATH])
+def test_streams_beyond_an_addresss_limit_are_429_in_the_doors_shape(hashing_engine, path):
+    app = create_app(endless_streams(hashing_engine, http_max_streams_per_client=2))
+    with guarded_server(app) as port:
+        held = [open_stream(port, path, "127.0.0.2") for _ in range(2)]
+        try:
+            assert all(first.startswith(b"HTTP/1.1 200") for first, _ in held)
+            refused, s = open_stream(port, path, "127.0.0.2")
+            s.close()
+            other, s = open_stream(port, path, "127.0.0.3")  # another address is not refused
+            s.close()
+        finally:
+            for _, sock in held:
+                sock.close()
+    assert refused.startswith(b"HTTP/1.1 429") and b"retry-after: 2" in refused.lower()
+    error = json.loads(refused.split(b"\r\n\r\n", 1)[1])["error"]
+    assert error["code"] == "too_many_streams" and "your address" in error["message"]
+    if path == CHAT_PATH:
+        assert error["type"] == "rate_limit_error"  # OpenAI's shape: the SDK raises on it
+    assert other.startswith(b"HTTP/1.1 200")
+
+
+def test_streams_beyond_a_keys_limit_are_429_from_any_address(hashing_engine):
+    key = {"X-API-Key": "stream-key-0123456789"}
+    app = create_app(endless_streams(hashing_engine, http_max_streams_per_key=2,
+                                     api_keys={"stream-key-0123456789": ""}))
+    with guarded_server(app) as port:
+        held = [open_stream(port, "/v1/answer/stream", f"127.0.0.{i}", key) for i in (2, 3)]
+        try:
+            refused, s = open_stream(port, "/v1/answer/stream", "127.0.0.4", key)
+            s.close()
+            keyless, s = open_stream(port, "/v1/answer/stream", "127.0.0.4")
+            s.close()
+        finally:
+            for _, sock in held:
+                sock.close()
+    assert refused.startswith(b"HTTP/1.1 429") and b"your API key" in refused
+    assert keyless.startswith(b"HTTP/1.1 200")
+
+
+def test_the_streams_of_all_callers_take_at_most_half_the_connections(hashing_engine):
+    settings = {"http_max_connections": 8, "http_max_connections_per_client": 0}
+    app = create_app(endless_streams(hashing_engine, **settings))
+    with guarded_server(app, **settings) as port:
+        held = [open_stream(port, "/v1/answer/stream", f"127.0.0.{i}") for i in range(2, 6)]
+        try:
+            refused, s = open_stream(port, "/v1/answer/stream", "127.0.0.9")
+            s.close()
+            assert healthz_ms(port) < 5000
+        finally:
+            for _, sock in held:
+                sock.close()
+    assert all(first.startswith(b"HTTP/1.1 200") for first, _ in held)
+    assert refused.startswith(b"HTTP/1.1 503") and b"too_many_streams" in refused
+
+
+def eventually(condition, within: float = 10) -> bool:
+    deadline = time.monotonic() + within
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return condition()
+
+
+def read_stream(s: socket.socket, within: float) -> bytes:
+    s.settimeout(within)
+    data = b""
+    while chunk := s.recv(65536):
+        data += chunk
+    return data
+
+
+@pytest.mark.parametrize("path", ["/v1/answer/stream", CHAT_PATH])
+def test_a_stream_ends_with_a_final_event_at_its_time_limit(hashing_engine, path, caplog):
+    caplog.set_level(logging.INFO, logger="citadel.http")
+    app = create_app(endless_streams(hashing_engine, pause=0.05, http_stream_max_seconds=1.0))
+    with guarded_server(app) as port:
+        first, s = open_stream(port, path, "127.0.0.2", {"X-Request-ID": f"limit-{path[-6:]}"})
+        with s:
+            started = time.monotonic()
+            rest = read_stream(s, within=20)
+            assert time.monotonic() - started < 15  # ended by the server, not by this test
+        assert eventually(lambda: app.state.stream_counts.open == 0)  # its lease given back
+    text = (first + rest).decode()
+    assert "stream_timeout" in text and "1 s" in text
+    if path == CHAT_PATH:
+        assert '"error": {"message"' in text  # an OpenAI error chunk
+    else:
+        assert "event: error" in text
+    assert eventually(lambda: request_lines(caplog, f"limit-{path[-6:]}"))
+    [line] = request_lines(caplog, f"limit-{path[-6:]}")
+    assert line["ended_by_time_limit"] is True
+
+
+def test_a_stream_whose_client_does_not_read_is_cut_after_its_time_limit(hashing_engine,
+                                                                         caplog):
+    from citadel.server.stream_limits import CUT_GRACE
+
+    caplog.set_level(logging.INFO, logger="citadel.http")
+    # 1 MB deltas fill the socket buffers of a client that never reads: the final event
+    # cannot be written, so the response itself is cut.
+    engine = endless_streams(hashing_engine, pause=0.0, http_stream_max_seconds=0.5)
+    engine.text = "x" * 1_000_000
+    app = create_app(engine)
+    with guarded_server(app) as port:
+        _, s = open_stream(port, "/v1/answer/stream", "127.0.0.2", {"X-Request-ID": "unread"})
+        with s:
+            assert eventually(lambda: request_lines(caplog, "unread"), within=CUT_GRACE + 20)
+        assert eventually(lambda: app.state.stream_counts.open == 0)  # its lease given back
+    [line] = request_lines(caplog, "unread")
+    assert line.get("cut_after_time_limit") is True and "ended_by_time_limit" not in line

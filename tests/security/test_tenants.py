@@ -339,6 +339,82 @@ def test_keys_may_be_configured_by_their_sha256_only(http_home):
             c.app.state.provider.peek().close()
 
 
+@pytest.mark.parametrize(("headers", "documents"), [
+    ({}, 1),                                           # public only: no key
+    ({"X-API-Key": PUBLIC_KEY}, 1),                    # a key for public documents
+    ({"X-API-Key": ACME_KEY}, 2),                      # acme's and the public one
+    ({"Authorization": f"Bearer {GLOBEX_KEY}"}, 2),    # globex's and the public one
+    ({"X-API-Key": "wrong-key-0123456789abcdef"}, 1),  # readiness is no place for a 401
+])
+def test_readiness_counts_only_the_documents_the_caller_may_see(client, headers, documents):
+    r = client.get("/readyz", headers=headers)
+    assert r.status_code == 200 and r.json()["ready"] is True
+    assert r.json()["documents"] == documents
+
+
+def test_readiness_without_a_key_answers_when_keys_are_required(http_home):
+    with app_client(http_home, api_keys=KEYS, open_answers=False) as c:
+        try:
+            assert c.get("/readyz").json()["documents"] == 1
+            assert c.get("/readyz", headers={"X-API-Key": ACME_KEY}).json()["documents"] == 2
+        finally:
+            c.app.state.provider.peek().close()
+
+
+CHAT = "/v1/chat/completions"
+
+
+@pytest.mark.parametrize("headers", [{}, {"Authorization": f"Bearer {ACME_KEY}"}])
+@pytest.mark.parametrize("where", ["body", "citadel options"])
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_tenant_in_a_chat_request_is_refused_in_openais_shape(client, headers, where,
+                                                                stream):
+    body = {"model": "citadel", "stream": stream,
+            "messages": [{"role": "user", "content": QUESTION}]}
+    if where == "body":
+        body["tenant"] = "globex"
+    else:
+        body["citadel"] = {"tenant": "globex"}
+    r = client.post(CHAT, json=body, headers=headers)
+    assert r.status_code == 400 and r.headers["content-type"].startswith("application/json")
+    error = r.json()["error"]
+    assert error["code"] == "tenant_not_accepted" and error["type"] == "invalid_request_error"
+    assert error["param"] in ("tenant", "citadel.tenant")
+    assert "API key" in error["message"] and not leaked(r.text, "acme", "globex")
+
+
+def mcp_call(client: TestClient, tool: str, arguments: dict, headers: dict) -> dict:
+    """One JSON-RPC `tools/call` to the stateless `/mcp` door; the call's result."""
+    r = client.post("/mcp", headers={"Accept": "application/json, text/event-stream",
+                                     "MCP-Protocol-Version": "2025-06-18", **headers},
+                    json={"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                          "params": {"name": tool, "arguments": arguments}})
+    assert r.status_code == 200, r.text
+    return r.json()["result"]
+
+
+@pytest.mark.parametrize("headers", [{}, {"Authorization": f"Bearer {ACME_KEY}"}])
+@pytest.mark.parametrize(("tool", "arguments"), [("answer", {"question": QUESTION}),
+                                                 ("search", {"query": QUESTION})])
+def test_a_tenant_argument_to_an_mcp_tool_is_a_tool_error(client, headers, tool, arguments):
+    result = mcp_call(client, tool, {**arguments, "tenant": "globex"}, headers)
+    assert result["isError"] is True
+    text = result["content"][0]["text"]
+    assert "`tenant` is not accepted" in text and "API key" in text
+    assert not leaked(json.dumps(result), "acme", "globex")
+
+
+def test_a_tenant_in_the_query_of_the_mcp_door_is_refused(client):
+    r = client.post("/mcp?tenant=globex", json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                    headers={"Accept": "application/json, text/event-stream"})
+    assert r.status_code == 422 and r.json()["error"]["code"] == "tenant_not_accepted"
+
+
+def test_an_mcp_tool_call_without_a_tenant_still_answers(client):
+    result = mcp_call(client, "answer", {"question": QUESTION}, {"X-API-Key": ACME_KEY})
+    assert result["isError"] is False and leaked(json.dumps(result), "acme") == ["acme"]
+
+
 # --- agent and CLI ---------------------------------------------------------------------------
 
 def test_agent_policy_answer_never_cites_a_private_tenant(http_home, tmp_path):

@@ -86,12 +86,23 @@ def test_invalid_json_is_a_400(client, raw):
 
 
 def test_oversized_bodies_are_refused_before_parsing(client):
-    r = client.post("/v1/answer", content=b'{"question": "' + b"a" * 100_000 + b'"}',
+    body = b'{"question": "' + b"a" * 100_000 + b'"}'
+    r = client.post("/v1/answer", content=body,
                     headers={"Content-Type": "application/json", "X-Request-ID": "big-1"})
+    assert r.status_code == 413 and r.headers["connection"] == "close"
+    assert r.json()["error"] == {
+        "code": "too_large", "errors": [], "request_id": r.headers["x-request-id"],
+        "message": f"the request body declares {len(body)} bytes, over the limit of 64000 "
+                   "bytes: send a smaller body"}
+
+
+def test_an_oversized_body_without_a_declared_length_is_refused_when_it_passes_the_limit(
+        client):
+    chunks = iter([b'{"question": "', b"a" * 40_000, b"a" * 40_000, b'"}'])
+    r = client.post("/v1/answer", content=chunks, headers={"Content-Type": "application/json"})
     assert r.status_code == 413
-    assert r.json()["error"] == {"code": "too_large", "errors": [],
-                                 "request_id": r.headers["x-request-id"],
-                                 "message": "the request body is larger than 64000 bytes"}
+    assert r.json()["error"]["message"] == ("the request body is over the limit of 64000 "
+                                            "bytes: send a smaller body")
 
 
 def test_question_limit_comes_from_the_configuration(hashing_engine, tmp_path):

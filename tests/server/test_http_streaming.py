@@ -51,7 +51,10 @@ def parse_sse(text: str) -> list[tuple[str, dict]]:
 
 @pytest.fixture(scope="module")
 def server(hashing_engine):
-    app = create_app(hashing_engine)
+    # One address sends 100 streams at once below: no per-address cap on streams here.
+    settings = hashing_engine.settings.model_copy(update={"http_max_streams_per_client": 0})
+    app = create_app(Engine(settings, hashing_engine.index, hashing_engine.embedder,
+                            hashing_engine.generator))
     with live_server(app) as url:
         yield url, app
 
@@ -132,10 +135,12 @@ def test_two_hundred_concurrent_requests_stay_isolated(server):
 class SlowStreamEngine(Engine):
     """An engine whose stream never ends on its own, recording when it is closed."""
 
-    def __init__(self, base: Engine) -> None:
+    def __init__(self, base: Engine, pause: float = 0.02, text: str = "more ") -> None:
         super().__init__(base.settings, base.index, base.embedder, base.generator)
         self.closed: list[str] = []
         self.started = threading.Event()
+        self.pause = pause  # between deltas
+        self.text = text  # of each delta
 
     def stream(self, question, *, request_id=None, **kwargs):
         self.validate_question(question)
@@ -146,8 +151,8 @@ class SlowStreamEngine(Engine):
                                 backend=self.index.backend)
                 self.started.set()
                 while True:
-                    time.sleep(0.02)
-                    yield DeltaEvent(text="more ")
+                    time.sleep(self.pause)
+                    yield DeltaEvent(text=self.text)
             finally:
                 self.closed.append(request_id)
 

@@ -32,9 +32,9 @@ def serve(host: str, port: int, log_level: str, workers: int, drain_timeout: flo
         import uvicorn
 
         from citadel.server import create_app
-        from citadel.server.limits import server_config
         from citadel.server.listen import listening_socket
         from citadel.server.log_rate import install_server_logging
+        from citadel.server.uvicorn_config import server_config
         from citadel.server.workers import DrainingMultiprocess, worker_app
     except ModuleNotFoundError as exc:
         raise click.ClickException(

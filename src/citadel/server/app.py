@@ -32,10 +32,12 @@ from citadel.server.models import answer_request_model
 from citadel.server.operations import Operations
 from citadel.server.page import install_page
 from citadel.server.provider import EngineProvider
+from citadel.server.readiness import DocumentCounts
 from citadel.server.request_log import RequestLogMiddleware
 from citadel.server.routes import api_router
 from citadel.server.security_headers import SecurityHeadersMiddleware
 from citadel.server.sse import StreamRegistry, document_stream_events, stream_router
+from citadel.server.stream_limits import StreamCounts, StreamLimits
 from citadel.text.analysis import AnalyserUnavailable
 
 log = logging.getLogger("citadel.http")
@@ -100,6 +102,8 @@ def create_app(source: Settings | Engine | None = None, *, bind_host: str | None
     app.state.operations = Operations(provider)
     mcp = HttpDoor(app.state.operations, app.state.api_keys)
     app.state.streams = StreamRegistry()
+    app.state.stream_counts = StreamCounts(StreamLimits.from_settings(provider.settings))
+    app.state.document_counts = DocumentCounts()
     app.state.drain = drain
     install_error_handlers(app)
     # Added last = outermost: the request log sees (and ids) every request, even a refused one.

@@ -1,7 +1,10 @@
 """Refuse oversized request bodies with a 413 JSON error before any handler reads them.
 
 Bodies here are small JSON documents, so the body is read (up to the limit) and handed to the
-app in one piece; the server never buffers more than the limit for one request.
+app in one piece; the server never buffers more than the limit for one request. A body whose
+`Content-Length` already says it is too large is refused from the header, at once: waiting
+for it would let a client that never sends it hold the connection for the whole body timeout.
+A refusal closes the connection (`Connection: close`), since the rest of the body is unread.
 """
 
 from __future__ import annotations
@@ -19,7 +22,14 @@ class BodyLimitMiddleware:
         self.max_bytes = max_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope.get("method") not in {"POST", "PUT", "PATCH"}:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = _content_length(scope)
+        if declared is not None and declared > self.max_bytes:
+            await self._refuse(scope, send, f"declares {declared} bytes, over")
+            return
+        if scope.get("method") not in {"POST", "PUT", "PATCH"}:
             await self.app(scope, receive, send)
             return
         chunks: list[bytes] = []
@@ -31,7 +41,7 @@ class BodyLimitMiddleware:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.max_bytes:
-                await self._refuse(scope, send)
+                await self._refuse(scope, send, "is over")
                 return
             chunks.append(chunk)
             if not message.get("more_body", False):
@@ -48,8 +58,9 @@ class BodyLimitMiddleware:
 
         await self.app(scope, replay, send)
 
-    async def _refuse(self, scope: Scope, send: Send) -> None:
-        message = f"the request body is larger than {self.max_bytes} bytes"
+    async def _refuse(self, scope: Scope, send: Send, what: str) -> None:
+        message = (f"the request body {what} the limit of {self.max_bytes} bytes: send a "
+                   "smaller body")
         request_id = scope.get("state", {}).get("request_id")
         if openai_style(scope.get("path", "")):
             payload = json.dumps(openai_error(413, message, "too_large", request_id)[1])
@@ -59,5 +70,14 @@ class BodyLimitMiddleware:
         body = payload.encode()
         await send({"type": "http.response.start", "status": 413,
                     "headers": [(b"content-type", b"application/json"),
-                                (b"content-length", str(len(body)).encode())]})
+                                (b"content-length", str(len(body)).encode()),
+                                (b"connection", b"close")]})
         await send({"type": "http.response.body", "body": body})
+
+
+def _content_length(scope: Scope) -> int | None:
+    """The declared body size, if the request gives one (h11 has refused a malformed one)."""
+    for name, value in scope.get("headers", ()):
+        if name == b"content-length":
+            return int(value) if value.isdigit() else None
+    return None

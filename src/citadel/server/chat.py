@@ -22,7 +22,6 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import StreamingResponse
 
 from citadel.answering.streaming import CitationEvent, DeltaEvent, DoneEvent, ErrorEvent, MetaEvent
 from citadel.engine import InvalidQuestion
@@ -43,6 +42,7 @@ from citadel.server.errors import ApiError
 from citadel.server.operations import Operations
 from citadel.server.request_log import answer_log_fields
 from citadel.server.sse import sse_frames
+from citadel.server.stream_limits import EventStreamResponse, admitted_stream
 
 CHAT_PATH = "/v1/chat/completions"
 Scoped = Annotated[TenantScope, Depends(tenant_scope)]
@@ -135,14 +135,13 @@ def chat_router() -> APIRouter:
                   "client_request_id": request.state.client_request_id}
         created = int(time.time())
         if body.stream:
-            # Validates the question now, so bad input is a 4xx before the stream starts.
-            events = await run_in_threadpool(lambda: operations.stream(question, **kwargs))
-            writer = ChunkWriter(request.state.request_id, page_url(request), created,
-                                 operations.signer)
-            return StreamingResponse(sse_frames(events, request, writer),
-                                     media_type="text/event-stream",
-                                     headers={"Cache-Control": "no-cache",
-                                              "X-Accel-Buffering": "no"})
+            with admitted_stream(request) as lease:  # or a 429/503 before any work
+                # Validates the question now, so bad input is a 4xx before the stream starts.
+                events = await run_in_threadpool(lambda: operations.stream(question, **kwargs))
+                writer = ChunkWriter(request.state.request_id, page_url(request), created,
+                                     operations.signer)
+                frames = sse_frames(events, request, writer, max_seconds=lease.max_seconds)
+                return EventStreamResponse(frames, lease)
         answer = await run_in_threadpool(lambda: operations.answer(question, **kwargs))
         request.state.log.update(answer_log_fields(answer))
         return completion(answer, page_url(request), created, operations.signer)

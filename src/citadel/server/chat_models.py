@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic.json_schema import SkipJsonSchema
+from pydantic_core import PydanticCustomError
 
 from citadel.knowledge.receipts import Signer
 from citadel.records import Answer
@@ -59,6 +61,14 @@ class ChatRequest(BaseModel):
     n: int | None = Field(default=None, ge=1, le=1,
                           description="One answer per question: Citadel's answer is one.")
     citadel: CitadelOptions | None = None
+    # Other unknown fields are accepted and ignored; this one is refused as on /v1/answer
+    # (422 `tenant_not_accepted`, here OpenAI's 400): the tenant comes from the API key.
+    tenant: SkipJsonSchema[Any] = Field(default=None, exclude=True)
+
+    @field_validator("tenant", mode="before")
+    @classmethod
+    def _refuse_tenant(cls, value: Any) -> Any:
+        raise PydanticCustomError("extra_forbidden", "Extra inputs are not permitted")
 
     def question(self) -> str | None:
         """The last user message's text: Citadel answers it alone (earlier turns are not

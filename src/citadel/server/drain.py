@@ -48,7 +48,6 @@ class Drain:
         self.began_at: float | None = None
         self._ended = False
         self._waiting: set[asyncio.Future[None]] = set()
-        self.leftovers: set[asyncio.Task[None]] = set()  # streams' steps still in a thread
         self._watchdog: threading.Timer | None = None
 
     @property

@@ -70,15 +70,19 @@ def _openai_code(status: int, code: str | None) -> str:
 
 
 class ApiError(Exception):
-    """An error with its own machine-readable code (e.g. `model_not_found`)."""
+    """An error with its own machine-readable code (e.g. `model_not_found`), and response
+    headers if it needs them (`Retry-After`)."""
 
-    def __init__(self, status: int, code: str, message: str) -> None:
+    def __init__(self, status: int, code: str, message: str,
+                 headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
-        self.status, self.code = status, code
+        self.status, self.code, self.headers = status, code, headers or {}
 
 
 async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
-    return error_response(request, exc.status, str(exc), exc.code)
+    response = error_response(request, exc.status, str(exc), exc.code)
+    response.headers.update(exc.headers)
+    return response
 
 
 _EMPTY = {"string_too_short", "string_pattern_mismatch"}
@@ -97,7 +101,8 @@ async def _validation(request: Request, exc: RequestValidationError) -> JSONResp
     if any(e.type == "json_invalid" for e in errors):
         return error_response(request, 400, "the request body is not valid JSON",
                               "invalid_json", errors)
-    if any(e.loc == ["body", "tenant"] and e.type == "extra_forbidden" for e in errors):
+    if any(e.loc[:1] == ["body"] and e.loc[-1:] == ["tenant"] and e.type == "extra_forbidden"
+           for e in errors):  # in the body, or in a door's options (chat's `citadel`)
         # Clients written for the old body field learn what to do instead.
         return error_response(request, 422, TENANT_NOT_ACCEPTED, "tenant_not_accepted", errors)
     if any(e.loc[-1:] == ["question"] and e.type in _EMPTY for e in errors):

@@ -12,21 +12,27 @@ so `/healthz` stops answering. `guarded_protocol` is uvicorn's h11 protocol plus
 * a cap on open connections in all (`http_max_connections`). A full server first sheds a
   connection that has not completed a request's headers (idle, or trickling them) and admits
   the newcomer: the oldest of the address with the most such connections, so one that
-  holds many gives them up before a client that holds one. Only when every open connection
-  has a request in hand is the newcomer refused (503). Without this, many addresses each
+  holds many gives them up before a client that holds one. Without this, many addresses each
   under the per-client cap (40 x 50 slow sockets, reconnecting after each 408) hold every
   slot and a legitimate request meets 503 for as long as the attack lasts: shedding hands an
   idler's slot to whoever arrives, and a client that sends its request at once is past its
-  headers, no longer sheddable, within a round trip;
+  headers, no longer sheddable, within a round trip. When every open connection has a
+  request in hand, the longest-running request of the address holding the most connections
+  is shed instead, if that address holds at least two more than the newcomer's: a response
+  that lasts (a stream, `citadel.server.stream_limits`) counts against the client holding
+  it. A client never takes a slot from one holding fewer; otherwise the newcomer is refused
+  (503);
 * a JSON body for the 400 that h11 raises on a request that is not valid HTTP (a negative
   `Content-Length`, a malformed header), like every other error of the API;
+* a 431 (JSON) for a request line and headers over `MAX_HEADER_BYTES`, however they arrive
+  (`HeaderLimitedConnection`);
 * the start of a graceful shutdown passed on to the app (`citadel.server.drain`).
 
-`server_config` adds uvicorn's keep-alive timeout and maximum header size and is what
-`citadel serve` runs. uvicorn's own `limit_concurrency` is left off: it counts connections
-that are already closing, so a request on the slot freed by shedding would still meet its
-503; the table here bounds connections, and with them requests (h11 serves one request per
-connection at a time).
+`citadel.server.uvicorn_config` runs this protocol with uvicorn's keep-alive timeout.
+uvicorn's own `limit_concurrency` is left off: it counts connections that are already
+closing, so a request on the slot freed by shedding would still meet its 503; the table here
+bounds connections, and with them requests (h11 serves one request per connection at a
+time).
 """
 
 from __future__ import annotations
@@ -40,7 +46,6 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import h11
-import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from citadel.config import Settings
@@ -48,7 +53,7 @@ from citadel.server.drain import DRAIN_STATE
 
 log = logging.getLogger("citadel.http.limits")
 
-# Request line plus headers; more is refused with 400 by h11 (its default, made explicit).
+# Request line plus headers; more is refused with 431 (`HeaderLimitedConnection`).
 MAX_HEADER_BYTES = 16 * 1024
 
 
@@ -72,10 +77,16 @@ class Sheddable(Protocol):
 
 
 class ConnectionTable:
-    """The open connections of one server: how many per client address, and which are waiting
-    for a request's headers (the ones a full server sheds: the oldest of the address with the
-    most). All of a server's protocol instances run on its event loop thread, so no lock is
-    needed."""
+    """The open connections of one server: how many per client address, which are waiting
+    for a request's headers, and in which order the others got one in hand. A full server
+    sheds, first, the oldest waiting connection of the address with the most, if that
+    address holds more connections than the newcomer's; else the longest-running request of
+    the address holding the most connections, if that address holds at least two more than
+    the newcomer's. So a client never takes a slot from one holding fewer, long-lived
+    responses count against the client that holds them, and a client holding many
+    connections cannot keep out one that holds none; a server full of clients holding one
+    busy connection each refuses the newcomer. All of a server's protocol instances run on
+    its event loop thread, so no lock is needed."""
 
     def __init__(self, per_client: int, total: int) -> None:
         self.per_client = per_client
@@ -91,23 +102,27 @@ class ConnectionTable:
         self._heaviest: list[tuple[int, int, str]] = []
         self._stamp: dict[str, int] = {}
         self._stamps = itertools.count()
+        # Address -> its connections with a request in hand, the longest-running first.
+        self._busy: dict[str, dict[Sheddable, None]] = {}
+        self._busy_address: dict[Sheddable, str] = {}
 
     def count(self, address: str) -> int:
         return self._by_address.get(address, 0)
 
     def admit(self, address: str) -> str | None:
-        """Count a new connection from `address`, shedding the oldest waiting one if the
-        server is full; or say why not: "client" (its address is at the cap) or "full"
-        (every open connection has a request in hand)."""
+        """Count a new connection from `address`, shedding one if the server is full (see the
+        class); or say why not: "client" (its address is at the cap) or "full" (every open
+        connection has a request in hand, and no address holds two more than this one)."""
         if self.per_client and self.count(address) >= self.per_client:
             return "client"
         if self.open >= self.total:
-            victim = self._victim()
+            victim = self._victim(address) or self._longest_running(address)
             if victim is None:
                 return "full"
             # Its slot is free from now, not from whenever its socket finishes closing.
-            self.release(self._address_of[victim])
+            self.release(self._address_of.get(victim) or self._busy_address[victim])
             self.waiting(victim, None)
+            self.busy(victim, None)
             victim.shed()
         self._by_address[address] = self.count(address) + 1
         self.open += 1
@@ -137,6 +152,19 @@ class ConnectionTable:
             self._waiting.setdefault(address, {})[connection] = None
             self._rank(address)
 
+    def busy(self, connection: Sheddable, address: str | None) -> None:
+        """Mark `connection` (from `address`) as having a request in hand, from now; or, with
+        None, as not (its response is complete, or it is gone)."""
+        before = self._busy_address.pop(connection, None)
+        if before is not None:
+            requests = self._busy[before]
+            del requests[connection]
+            if not requests:
+                del self._busy[before]
+        if address is not None:
+            self._busy_address[connection] = address
+            self._busy.setdefault(address, {})[connection] = None
+
     def _rank(self, address: str) -> None:
         stamp = self._stamp[address] = next(self._stamps)
         heapq.heappush(self._heaviest, (-len(self._waiting[address]), stamp, address))
@@ -144,14 +172,57 @@ class ConnectionTable:
             self._heaviest = [(-len(self._waiting[a]), t, a) for a, t in self._stamp.items()]
             heapq.heapify(self._heaviest)
 
-    def _victim(self) -> Sheddable | None:
-        """The oldest waiting connection of the address with the most, if any waits."""
+    def _victim(self, newcomer: str) -> Sheddable | None:
+        """The oldest waiting connection of the address with the most, if any waits and
+        that address holds at least as many connections as `newcomer`'s will."""
         while self._heaviest:
             _, stamp, address = self._heaviest[0]
             if self._stamp.get(address) == stamp:
+                if self.count(address) <= self.count(newcomer):
+                    return None  # a client never takes a slot from one holding fewer
                 return next(iter(self._waiting[address]))
             heapq.heappop(self._heaviest)
         return None
+
+    def _longest_running(self, newcomer: str) -> Sheddable | None:
+        """The longest-running request of the address holding the most connections, if it
+        holds at least two more than `newcomer`'s. Runs only when the server is full and
+        nothing waits: a scan of the addresses."""
+        heaviest = max(self._busy, key=self.count, default=None)
+        if heaviest is None or self.count(heaviest) < self.count(newcomer) + 2:
+            return None
+        return next(iter(self._busy[heaviest]))
+
+
+def head_size(request: h11.Request) -> int:
+    """The bytes of a request's head as sent: request line, header lines, blank line."""
+    line = len(request.method) + len(request.target) + len(request.http_version) + 9
+    return line + sum(len(name) + len(value) + 4 for name, value in request.headers) + 2
+
+
+class HeaderLimitedConnection(h11.Connection):
+    """h11's server connection, holding every request's head to `max_header_bytes`.
+
+    h11 bounds only what it buffers while a head is incomplete: a head that arrives in one
+    read, or completes in the read that crosses the bound, passes at any size (100,000 bytes
+    in one header got 200). Each complete head is measured here too. A refusal is an h11
+    protocol error with status hint 431, which `status_hint` keeps for the response."""
+
+    def __init__(self, max_header_bytes: int) -> None:
+        super().__init__(h11.SERVER, max_incomplete_event_size=max_header_bytes)
+        self.max_header_bytes = max_header_bytes
+        self.status_hint: int | None = None  # of the last protocol error
+
+    def next_event(self) -> Any:
+        try:
+            event = super().next_event()
+        except h11.RemoteProtocolError as exc:
+            self.status_hint = exc.error_status_hint
+            raise
+        if isinstance(event, h11.Request) and head_size(event) > self.max_header_bytes:
+            self.status_hint = 431
+            raise h11.RemoteProtocolError("request headers too large", error_status_hint=431)
+        return event
 
 
 def _raw_response(status: int, reason: str, message: str, code: str,
@@ -181,6 +252,15 @@ def guarded_protocol(limits: ConnectionLimits) -> type[H11Protocol]:
         "the server is at its connection limit and closed this connection, which had not "
         "sent a complete request: send the whole request at once", "connection_shed",
         ("retry-after: 1",))
+    invalid_http = _raw_response(
+        400, "Bad Request",
+        "the request is not valid HTTP/1.1 (a malformed request line, header or "
+        "Content-Length, such as a negative one): fix the request and send it again",
+        "invalid_http")
+    headers_too_large = _raw_response(
+        431, "Request Header Fields Too Large",
+        f"the request line and headers are larger than {MAX_HEADER_BYTES} bytes: send "
+        "smaller headers", "headers_too_large")
     too_slow = _raw_response(
         408, "Request Timeout",
         f"the request's headers did not arrive within {limits.header_timeout:g} s: send the "
@@ -191,6 +271,7 @@ def guarded_protocol(limits: ConnectionLimits) -> type[H11Protocol]:
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
+            self.conn = HeaderLimitedConnection(MAX_HEADER_BYTES)
             self._peer: str | None = None  # counted in `clients` while set
             self._refused = False
             self._timer: asyncio.TimerHandle | None = None
@@ -222,35 +303,40 @@ def guarded_protocol(limits: ConnectionLimits) -> type[H11Protocol]:
             """Closed to make room for a newcomer; `ConnectionTable.admit` has released its
             slot already."""
             partial, _ = self.conn.trailing_data
-            log.debug("shed a connection from %s waiting for its request's headers",
-                      self._peer)
             self._cancel_timer()
-            self._peer = None
             self._refused = True  # whatever it sends now is ignored
-            if partial:
+            if self._awaiting != "headers":  # a long-lived request: cut, as if its client left
+                log.info("shed a connection from %s whose request had run the longest: "
+                         "the server was full", self._peer)
+                fields = self.scope.get("state", {}).get("log") if self.scope else None
+                if isinstance(fields, dict):
+                    fields["shed"] = True  # the request's log line says so
+                self.transport.abort()
+            elif partial:
+                log.debug("shed a connection from %s sending its headers", self._peer)
                 self.transport.write(shed)  # a started request deserves an answer
                 self.transport.close()
             else:
                 # Idle: nothing to say. abort() rather than close(): a peer that does not
                 # read cannot hold the socket open behind a pending write.
                 self.transport.abort()
+            self._peer = None
 
         def _forget(self) -> None:
             self._cancel_timer()
             table.waiting(self, None)
+            table.busy(self, None)
             if self._peer is not None:
                 table.release(self._peer)
                 self._peer = None
 
         def send_400_response(self, msg: str) -> None:
             # h11 found a request that is not valid HTTP/1.1 (uvicorn would answer in plain
-            # text): the API's JSON error body, as for every other 400.
+            # text): the API's JSON error body, as for every other 400; 431 for a head
+            # over the limit.
             self.logger.warning(msg)
-            self.transport.write(_raw_response(
-                400, "Bad Request",
-                "the request is not valid HTTP/1.1 (a malformed request line, header or "
-                "Content-Length, such as a negative one): fix the request and send it again",
-                "invalid_http"))
+            too_large = self.conn.status_hint == 431  # type: ignore[attr-defined]
+            self.transport.write(headers_too_large if too_large else invalid_http)
             self.transport.close()
 
         def data_received(self, data: bytes) -> None:
@@ -275,19 +361,26 @@ def guarded_protocol(limits: ConnectionLimits) -> type[H11Protocol]:
             if self.transport.is_closing():
                 self._cancel_timer()
                 table.waiting(self, None)  # its slot frees itself as it closes
+                table.busy(self, None)
             elif self.conn.their_state is h11.IDLE:
                 self._expect("headers")
             elif self.conn.their_state is h11.SEND_BODY:
                 self._expect("body")
             else:  # the request has been read (or the connection is ending)
                 self._cancel_timer()
+                if self._awaiting == "headers":  # the whole request in one go: busy from now
+                    table.waiting(self, None)
+                    table.busy(self, self._peer)
                 self._awaiting = None
-                table.waiting(self, None)
 
         def _expect(self, part: str) -> None:
             if self._awaiting == part and self._timer is not None:
                 return  # already timing it: trickling bytes do not extend the deadline
             self._cancel_timer()
+            if part == "headers":
+                table.busy(self, None)
+            elif self._awaiting == "headers":  # headers in hand: busy from now
+                table.busy(self, self._peer)
             self._awaiting = part
             table.waiting(self, self._peer if part == "headers" else None)
             delay = limits.header_timeout if part == "headers" else limits.body_timeout
@@ -311,26 +404,3 @@ def guarded_protocol(limits: ConnectionLimits) -> type[H11Protocol]:
             self.transport.close()
 
     return GuardedH11Protocol
-
-
-def server_config(app: Any, settings: Settings, *, workers: int = 1, **kwargs: Any
-                  ) -> uvicorn.Config:
-    """The uvicorn configuration `citadel serve` runs `app` with. With several `workers` the
-    protocol is named by its import path (`citadel.server.workers`): the configuration is
-    pickled to each spawned worker, and a class made by `guarded_protocol` cannot be."""
-    http: Any = (guarded_protocol(ConnectionLimits.from_settings(settings)) if workers == 1
-                 else "citadel.server.workers:GuardedH11Protocol")
-    if workers > 1:
-        from citadel.server.workers import HEALTHCHECK_TIMEOUT
-
-        kwargs.setdefault("timeout_worker_healthcheck", HEALTHCHECK_TIMEOUT)
-    return uvicorn.Config(
-        app,
-        http=http,
-        workers=workers,
-        # uvicorn annotates int but only hands it to loop.call_later: a float works.
-        timeout_keep_alive=settings.http_keep_alive_timeout,  # type: ignore[arg-type]
-        h11_max_incomplete_event_size=MAX_HEADER_BYTES,
-        access_log=False,
-        **kwargs,
-    )

@@ -31,7 +31,13 @@ from starlette.types import Receive, Scope, Send
 
 from citadel.engine import InvalidQuestion, NotReady
 from citadel.knowledge.verify import VerifyError, VerifyReport
-from citadel.server.auth import ApiKeys, TenantScope, Unauthorized, presented_key
+from citadel.server.auth import (
+    TENANT_NOT_ACCEPTED,
+    ApiKeys,
+    TenantScope,
+    Unauthorized,
+    presented_key,
+)
 from citadel.server.cited import DEFAULT_PAGE_URL, CitedAnswer
 from citadel.server.errors import error_response
 from citadel.server.models import SearchResults
@@ -41,6 +47,8 @@ from citadel.server.public_errors import public_message
 log = logging.getLogger("citadel.mcp")
 
 CHUNK_URI = "citadel://chunks/{chunk_id}"
+NO_STREAM = ("the MCP endpoint is stateless: every request is a JSON-RPC POST answered on its "
+             "own, with no session to open a stream on (GET) or to end (DELETE)")
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                             open_world_hint=False)
 INSTRUCTIONS = (
@@ -75,10 +83,23 @@ def _quietly(make: Callable[[], MCPServer]) -> MCPServer:
             root.removeHandler(placeholder)
 
 
+class CitadelMCPServer(MCPServer):
+    """The SDK's server, refusing a `tenant` argument to any tool as a tool error that says
+    what to do. The SDK ignores arguments a tool does not declare, so a caller naming a
+    tenant would silently get the key's scope instead; `/v1/answer` and the chat door refuse
+    such a field, and so does this door, in its own error shape."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any],
+                        context: Context | None = None) -> Any:
+        if "tenant" in arguments:
+            raise ToolError(TENANT_NOT_ACCEPTED)
+        return await super().call_tool(name, arguments, context)
+
+
 def build_server(operations: Operations, scope_of: Scoper, page_url: PageUrl) -> MCPServer:
     """The MCP server: Citadel's tools and chunk resources over `operations`."""
-    server = _quietly(lambda: MCPServer(name="citadel", title="Citadel",
-                                        instructions=INSTRUCTIONS))
+    server = _quietly(lambda: CitadelMCPServer(name="citadel", title="Citadel",
+                                               instructions=INSTRUCTIONS))
     home = operations.provider.settings.home
 
     async def run(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -186,7 +207,8 @@ class HttpDoor:
     the API's JSON error body) and hands the request to the SDK's streamable HTTP transport.
 
     Stateless: every POST stands alone (no session to pin a tenant to; each call's key is
-    read from its own request). The SDK's session manager runs inside the app's lifespan
+    read from its own request), and GET and DELETE are 405s: there is no event stream to
+    open and no session to end. The SDK's session manager runs inside the app's lifespan
     (`running`); a fresh one per run, as the SDK allows one run per manager."""
 
     def __init__(self, operations: Operations, api_keys: ApiKeys) -> None:
@@ -225,6 +247,19 @@ class HttpDoor:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
+        if request.method != "POST":
+            # Stateless: no session to end (DELETE) and nothing the server would ever send
+            # unasked, so no event stream to open (GET). The SDK opened one anyway, pinging
+            # every 15 s and never ending, and a thousand of them held every connection the
+            # server had. The transport's answer for "no stream here" is 405.
+            response = error_response(request, 405, NO_STREAM, "method_not_allowed")
+            response.headers["Allow"] = "POST"
+            await response(scope, receive, send)
+            return
+        if "tenant" in request.query_params:  # as on every other route (tenant_scope)
+            await error_response(request, 422, TENANT_NOT_ACCEPTED, "tenant_not_accepted")(
+                scope, receive, send)
+            return
         try:
             self.api_keys.scope(presented_key(request.headers.get("authorization"),
                                               request.headers.get("x-api-key")))

@@ -244,7 +244,9 @@ class Readiness(BaseModel):
         default=None, description="Whether the snapshot served is the active one (a server "
         "switches to a new active snapshot once it is ready, and keeps the old one until).")
     backend: str | None = None
-    documents: int | None = Field(default=None, description="Documents in the snapshot served.")
+    documents: int | None = Field(
+        default=None, description="Documents in the snapshot served that the caller may see: "
+                                  "public ones, plus its tenant's with its API key.")
     updated_at: dt.datetime | None = Field(
         default=None, description="When the snapshot served was completed: the knowledge "
                                   "base as of then.")

@@ -15,7 +15,14 @@ from citadel.knowledge.snapshots import Catalog, Examples
 from citadel.knowledge.verify import VerifyError, VerifyReport
 from citadel.records import Answer
 from citadel.retrieval.tenancy import visible
-from citadel.server.auth import AUTH_RESPONSES, TENANT_SCOPED, TenantScope, tenant_scope
+from citadel.server.auth import (
+    AUTH_RESPONSES,
+    TENANT_SCOPED,
+    TenantScope,
+    Unauthorized,
+    presented_key,
+    tenant_scope,
+)
 from citadel.server.deps import get_engine
 from citadel.server.errors import ERROR_RESPONSES
 from citadel.server.models import (
@@ -123,9 +130,18 @@ def api_router(request_model: type[AnswerRequest]) -> APIRouter:
                 responses={503: {"model": Readiness, "description": "Not ready, with reason."}},
                 summary="The served snapshot is complete, compatible and active")
     def readyz(request: Request) -> JSONResponse:
+        # Answered with or without a key (health checkers have none); an unknown key, or
+        # none where keys are required, counts public documents only.
+        try:
+            tenant = request.app.state.api_keys.scope(presented_key(
+                request.headers.get("authorization"), request.headers.get("x-api-key"))).tenant
+        except Unauthorized:
+            tenant = None
         try:
             provider = request.app.state.provider
-            state = readiness(provider.get(), provider.switch_problem)
+            engine = provider.get()
+            documents = request.app.state.document_counts.visible_to(engine, tenant)
+            state = readiness(engine, provider.switch_problem, documents=documents)
         except NotReady as exc:
             state = Readiness(ready=False, reason=public_message(
                 str(exc), request.app.state.provider.settings.home))

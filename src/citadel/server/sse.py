@@ -7,7 +7,9 @@ client goes away, or the stream ends in any way, the iterator is closed (its `fi
 run) and the stream is unregistered: nothing outlives its request. When the server drains
 (`citadel.server.drain`), a stream still open near the deadline ends with an `error` event
 of code `shutting_down` at once, even in the middle of a step; that step's iterator is
-closed when the step returns.
+closed when the step returns. A stream that reaches its time limit ends the same way, with
+code `stream_timeout`; who may open a stream, and for how long, is
+`citadel.server.stream_limits`.
 """
 
 # No `from __future__ import annotations`: FastAPI must see the per-app request model itself.
@@ -32,6 +34,11 @@ from citadel.server.drain import SHUTTING_DOWN, SHUTTING_DOWN_MESSAGE, Drain
 from citadel.server.errors import ERROR_RESPONSES
 from citadel.server.models import AnswerRequest
 from citadel.server.request_log import answer_log_fields
+from citadel.server.stream_limits import (
+    STREAM_TIMEOUT,
+    EventStreamResponse,
+    admitted_stream,
+)
 
 log = logging.getLogger("citadel.http")
 
@@ -65,32 +72,51 @@ def encode(event: Any) -> bytes:
 
 
 async def sse_frames(events: Iterator[Any], request: Request,
-                     frame: Callable[[Any], bytes] = encode) -> AsyncIterator[bytes]:
+                     frame: Callable[[Any], bytes] = encode, *,
+                     max_seconds: float | None = None) -> AsyncIterator[bytes]:
     """The stream's frames: `frame(event)` for each engine event (another door writes its
     own wire format, e.g. the chat-completions chunks), an `ErrorEvent` if the engine fails
-    after the stream started or the server ends the stream while draining."""
+    after the stream started, and a final `ErrorEvent` when the stream must end before the
+    engine is done: the server drains (`shutting_down`), or the stream has lasted
+    `max_seconds` (`stream_timeout`, `citadel.server.stream_limits`)."""
     request_id: str = request.state.request_id
     registry: StreamRegistry = request.app.state.streams
     provider = request.app.state.provider
     drain: Drain | None = getattr(request.app.state, "drain", None)
-    stop = drain.stream_end() if drain is not None else None
+    # Futures that end the stream early, each with its final event's code, message and the
+    # request-log field that records it.
+    ends: dict[asyncio.Future[None], tuple[str, str, str]] = {}
+    if drain is not None:
+        ends[drain.stream_end()] = (SHUTTING_DOWN, SHUTTING_DOWN_MESSAGE, "ended_by_drain")
+    timer = None
+    if max_seconds is not None:
+        expired: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        timer = asyncio.get_running_loop().call_later(max_seconds, _resolve, expired)
+        ends[expired] = (STREAM_TIMEOUT, f"the stream reached its limit of {max_seconds:g} s "
+                         "and was ended before its answer was complete: ask again, or ask "
+                         "without streaming", "ended_by_time_limit")
     step: asyncio.Future[Any] | None = None
-    abandoned = False  # ended by the drain in the middle of a step
+    abandoned = False  # ended early in the middle of a step
     registry.add(request_id)
     try:
         while True:
             if await request.is_disconnected():
                 request.state.log["client_disconnected"] = True
                 return
-            step = asyncio.ensure_future(run_in_threadpool(provider.call, next, events, None))
-            if stop is not None:
-                await asyncio.wait({step, stop}, return_when=asyncio.FIRST_COMPLETED)
-                if not step.done():  # the server is stopping: a final event, not a cut
-                    abandoned = True
-                    request.state.log["ended_by_drain"] = True
-                    yield frame(ErrorEvent(code=SHUTTING_DOWN, message=SHUTTING_DOWN_MESSAGE,
-                                           request_id=request_id))
-                    return
+            ended = [end for end in ends if end.done()]
+            if not ended:  # the next step, unless an end comes first
+                step = asyncio.ensure_future(run_in_threadpool(provider.call, next, events,
+                                                               None))
+                if ends:
+                    await asyncio.wait({step, *ends}, return_when=asyncio.FIRST_COMPLETED)
+                ended = [end for end in ends if end.done() and not step.done()]
+            if ended:  # a final event, not a cut
+                abandoned = step is not None and not step.done()
+                code, message, field = ends[ended[0]]
+                request.state.log[field] = True
+                yield frame(ErrorEvent(code=code, message=message, request_id=request_id))
+                return
+            assert step is not None
             try:
                 event = await step
             except Exception as exc:  # the status line is sent: report in-band, then stop
@@ -105,19 +131,31 @@ async def sse_frames(events: Iterator[Any], request: Request,
                 request.state.log.update(answer_log_fields(event.answer))
             yield frame(event)
     finally:
-        if stop is not None and drain is not None:
-            drain.forget(stop)
+        if timer is not None:
+            timer.cancel()
+        if drain is not None:
+            for end in ends:
+                drain.forget(end)
         with anyio.CancelScope(shield=True):
             if step is not None and not abandoned:
                 await _settled(step)  # a client that left: its step finishes first
             if step is None or step.done():
                 await _close(events, registry, request_id)
-            else:  # ended by the drain mid-step: closed once the step returns
-                assert drain is not None
+            else:  # ended early mid-step: closed once the step returns
                 leftover = asyncio.ensure_future(_close_after(step, events, registry,
                                                               request_id))
-                drain.leftovers.add(leftover)
-                leftover.add_done_callback(drain.leftovers.discard)
+                _LEFTOVERS.add(leftover)
+                leftover.add_done_callback(_LEFTOVERS.discard)
+
+
+# Streams ended early whose step is still running in a worker thread: their iterators are
+# closed when the step returns (held here so the closing task is not garbage-collected).
+_LEFTOVERS: set[asyncio.Task[None]] = set()
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 async def _close(events: Iterator[Any], registry: StreamRegistry, request_id: str) -> None:
@@ -161,14 +199,14 @@ def stream_router(request_model: type[AnswerRequest]) -> APIRouter:
                             scope: Annotated[TenantScope, Depends(tenant_scope)],
                             engine: Annotated[Engine, Depends(get_engine)]
                             ) -> StreamingResponse:
-        # Validates the question now, so bad input is a 4xx before the stream starts.
-        events = engine.stream(
-            body.question, top_k=body.top_k, tenant=scope.tenant, category=body.category,
-            request_id=request.state.request_id,
-            client_request_id=request.state.client_request_id)
-        return StreamingResponse(sse_frames(events, request), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-cache",
-                                          "X-Accel-Buffering": "no"})
+        with admitted_stream(request) as lease:  # or a 429/503 before any work
+            # Validates the question now, so bad input is a 4xx before the stream starts.
+            events = engine.stream(body.question, top_k=body.top_k, tenant=scope.tenant,
+                                   category=body.category,
+                                   request_id=request.state.request_id,
+                                   client_request_id=request.state.client_request_id)
+            frames = sse_frames(events, request, max_seconds=lease.max_seconds)
+            return EventStreamResponse(frames, lease)
 
     return router
 

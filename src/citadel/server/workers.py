@@ -6,7 +6,8 @@ environment and the socket) and restarts one that dies. Everything a worker runs
 here so it can cross that boundary: `worker_app` (the app factory: it loads the settings,
 installs the rate-limited logging and builds the app, so each worker opens, leases and
 hot-reloads its own engine) and `GuardedH11Protocol` (the connection limits of
-`server.limits`, built from the settings in the worker that imports it).
+`server.limits`, built from the settings in the worker that imports it). The supervisor's
+own settings are in `server.uvicorn_config`.
 
 Each worker is a separate process, so every per-process bound applies per worker; see
 docs/http.md, "Several worker processes".
@@ -22,11 +23,6 @@ from __future__ import annotations
 from typing import Any
 
 from uvicorn.supervisors import Multiprocess
-
-# uvicorn's supervisor pings each worker and kills one that does not answer within this
-# many seconds; a worker answers from its first moments, but spawning and importing on a
-# loaded machine can take longer than uvicorn's default of 5 s.
-HEALTHCHECK_TIMEOUT = 30
 
 
 def worker_app(bind_host: str, log_level: str) -> Any:

@@ -203,7 +203,9 @@ class Page {
     const status = this.$("status");
     const text = status.querySelector(".status-text");
     try {
-      const state = await fetch("/readyz").then((r) => r.json());
+      // With the tab's key the count includes that tenant's documents (public ones only without).
+      const headers = authorization(keyStore.get(askMode));
+      const state = await fetch("/readyz", { headers }).then((r) => r.json());
       status.dataset.ready = state.ready ? "yes" : "no";
       text.textContent = state.ready ? knowledgeBaseLine(state) : `not ready: ${state.reason}`;
       status.title = [state.reason, state.snapshot_id && `snapshot ${state.snapshot_id}`
