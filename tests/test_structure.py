@@ -32,7 +32,7 @@ ALLOWED = {
                "answering", "observability"},
     # The Python client reads the records the server sends: it needs no server extra.
     "client": {"records", "answering", "knowledge", "server"},
-    "cli": {"records", "config", "engine", "agent", "ingest", "retrieval", "knowledge",
+    "cli": {"records", "config", "text", "engine", "agent", "ingest", "retrieval", "knowledge",
             "answering", "observability", "evaluation", "server"},
     "__main__": {"cli"},
 }
