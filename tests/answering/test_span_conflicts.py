@@ -72,3 +72,15 @@ def test_sentences_about_another_focus_do_not_conflict():
     judgement = Judgement(question=QuestionAnalysis(wh="where", expected=("GPE",)),
                           sentences=sentences, threshold=0.5, model="test")
     assert span_conflict(judgement, ctx) is None
+
+
+def test_values_that_do_not_compare_dispute_only_the_same_statement():
+    # One sentence with its value changed to another kind: a twin, so a dispute.
+    twin = _case("Genghis Khan became Great Khan in 1206 after uniting the tribes.", "1206",
+                 "Genghis Khan became Great Khan in two-week after uniting the tribes.",
+                 "two-week")
+    assert twin is not None and set(twin.values) == {"1206", "two-week"}
+    # Two different statements whose values do not compare: nothing is disputed.
+    apart = _case("The headquarters opened in 1206 near the river gate.", "1206",
+                  "Staff at the headquarters work two-week shifts in the summer.", "two-week")
+    assert apart is None

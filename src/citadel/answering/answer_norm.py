@@ -115,12 +115,13 @@ def answers_relation(a: str, b: str, tag_a: str | None = None, tag_b: str | None
 
 def states(text: str, answer: str | NormalAnswer) -> bool:
     """Whether `text` (a sentence) also states `answer`: a value equal to it among its
-    values, or the answer's words (its head: "Lyon" of "Lyon, France") among its words. A
-    sentence that states both sides of a disagreement describes two cases ("UK orders ship
-    from Leeds, EU orders from Utrecht") and contradicts neither."""
+    values, or every word of the answer among its words. A sentence that states both sides
+    of a disagreement describes two cases ("UK orders ship from Leeds, EU orders from
+    Utrecht") and contradicts neither. Every word, not the head alone: "the Duke of
+    Brittany" does not state "the Duke of Normandy" for sharing "Duke"."""
     normal = normalise(answer) if isinstance(answer, str) else answer
     if normal is None:
         return False
     if normal.value is not None:
         return values.states(text, normal.value)
-    return set(normal.head) <= set(words_of(text))
+    return bool(normal.words) and set(normal.words) <= set(words_of(text))

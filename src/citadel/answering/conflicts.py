@@ -115,7 +115,8 @@ def asked_kinds(question: str) -> frozenset[str]:
 _ANSWERED_BY = {"count": {"number"}, "quantity": {"quantity", "number"},
                 "time": {"time", "hours"}, "hours": {"hours", "time", "weekdays"},
                 "weekdays": {"weekdays", "hours"}, "duration": {"duration"},
-                "date": {"date", "duration", "weekdays", "time", "hours"},
+                # A bare number may be a year ("in 1066"): `text.values` reads it as a number.
+                "date": {"date", "duration", "weekdays", "time", "hours", "number"},
                 "money": {"money"}, "percent": {"percent"},
                 "place": set()}
 

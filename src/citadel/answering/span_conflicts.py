@@ -84,9 +84,14 @@ def _same_statement(a: SentenceJudgement, b: SentenceJudgement) -> bool:
 def _disputed(a: SentenceJudgement, b: SentenceJudgement) -> tuple[str, str] | None:
     """The two values on which `a` and `b` disagree, if they do."""
     if a.span_text and b.span_text and a.span and b.span and a.span.kind == b.span.kind:
-        if (spans_agree(a.span_text, b.span_text) or states(a.text, b.span_text)
+        relation = answers_relation(a.span_text, b.span_text)
+        if (relation in ("agree", "compatible") or states(a.text, b.span_text)
                 or states(b.text, a.span_text)):
             return None  # the same answer, or one sentence also states the other's
+        # Values of kinds that do not compare ("1206" / "two-week") dispute nothing, unless
+        # the two sentences make the same statement with that one value changed.
+        if relation == "unrelated" and not _same_statement(a, b):
+            return None
         return a.span_text, b.span_text
     if _jaccard(set(content_terms(a.text)), set(content_terms(b.text))) < SAME_STATEMENT:
         return None
@@ -128,8 +133,8 @@ def span_conflict(
         found = [sentence_side(anchor, anchor_value, blocks)]
         found += [sentence_side(other, value, blocks) for other, _, value in rivals.values()]
 
-        def same(x: ConflictSide, y: ConflictSide) -> bool:
-            return spans_agree(x.value, y.value)
+        def same(x: ConflictSide, y: ConflictSide) -> bool:  # the same answer, said again
+            return answers_relation(x.value, y.value) in ("agree", "compatible")
 
         def attribute(lead: ConflictSide, others: list[ConflictSide],
                       anchor: SentenceJudgement = anchor) -> str:
