@@ -111,8 +111,9 @@ def asked_kinds(question: str) -> frozenset[str]:
 
 
 # The kinds of value `text.values` reads that answer each kind a question asks for:
-# "how many" asks a count, not an amount of money.
-_ANSWERED_BY = {"count": {"number"}, "quantity": {"quantity", "number"},
+# "how many" asks a count (of users, or of days), not an amount of money.
+_ANSWERED_BY = {"count": {"number", "duration", "quantity"},  # "how many (business) days"
+                "quantity": {"quantity", "number"},
                 "time": {"time", "hours"}, "hours": {"hours", "time", "weekdays"},
                 "weekdays": {"weekdays", "hours"}, "duration": {"duration"},
                 # A bare number may be a year ("in 1066"): `text.values` reads it as a number.

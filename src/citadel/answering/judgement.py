@@ -46,7 +46,6 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from citadel.answering.conflicts import wanted_values
 from citadel.answering.questions import ANY_ENTITY, analyse_question
 from citadel.answering.reader import Reader, ReaderScore
 from citadel.config import ConfigError, Settings
@@ -66,7 +65,6 @@ from citadel.text.quotes import normalize
 from citadel.text.sentences import display_text
 from citadel.text.structure import answers_nothing, groups, lines, plain, said, said_group
 from citadel.text.terms import content_terms, stem
-from citadel.text.values import find_values
 
 WEIGHTS_FILE = "judgement_weights.json"
 TRACE_SENTENCES = 6  # best sentences kept in the trace (every answering one is among them)
@@ -280,9 +278,6 @@ class Judge:
         judged = []
         weights, threshold = self.weights, self.threshold
         checked = claim_answers(question, q, context)
-        # A question asking a kind of value ("how much", "how many users") is answered only
-        # by a sentence stating one: a guarantee's length never answers a price.
-        wanted = wanted_values(question) if q.wh != "yes/no" else None
         logits = [weights.ranker.logit(c.values) for c in candidates]
         groups = statement_groups([c.terms for c in candidates])
         inputs = decider_inputs([c.values for c in candidates], logits, groups)
@@ -298,8 +293,7 @@ class Judge:
                 document_id=c.block.chunk.document_id, start=c.sentence.start,
                 end=c.sentence.end, text=display_text(text[c.sentence.start:c.sentence.end]),
                 answers=((p >= threshold or claim) and can_answer(sentence)
-                         and (c.unit is None or c.unit.may_answer)
-                         and states_wanted(c, wanted)),
+                         and (c.unit is None or c.unit.may_answer)),
                 score=round(p, 4),
                 span=c.span, span_text=span_text(text, c.span) if c.span else None,
                 answer=answer, answer_text=span_text(text, answer) if answer else None,
@@ -612,15 +606,6 @@ def claim_answers(question: str, q: QuestionAnalysis, context: Context
     from citadel.answering.conflicts import candidates
 
     return {(c.block.label, normalize(c.fact.sentence)) for c in candidates(question, context)}
-
-
-def states_wanted(c: Candidate, wanted: frozenset[str] | None) -> bool:
-    """The candidate states a value of a wanted kind (any, when none is wanted)."""
-    if not wanted:
-        return True
-    text = c.unit.read if c.unit is not None else c.block.chunk.content[
-        c.sentence.start:c.sentence.end]
-    return any(v.kind in wanted for v in find_values(text))
 
 
 def can_answer(sentence: str) -> bool:
