@@ -34,7 +34,7 @@ from citadel.text.folding import fold
 
 # The screen's version covers the rules and what counts as hidden HTML text: both decide the
 # flags, so either changing rebuilds snapshots.
-RULES_VERSION = f"injection-rules-v3+{VISIBILITY_VERSION}"
+RULES_VERSION = f"injection-rules-v4+{VISIBILITY_VERSION}"
 
 @dataclass(frozen=True)
 class Finding:

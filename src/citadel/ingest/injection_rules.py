@@ -26,7 +26,10 @@ _SPEAKS_TO_READER = (r"(?:you\b|your\b|ignore|disregard|forget|override|new\b|ap
                      r"always|never|do\s+not|don['’]t|from\s+now\s+on|the\s+(?:user|"
                      r"assistant|customer)\b|remember|follow|obey|pretend|act\b|reveal|"
                      r"please|sure\b|ok(?:ay)?\b|of\s+course|certainly|i\s+will|i['’]ll|"
-                     r"i\s+(?:can|have|am)\b|yes\b)")
+                     r"i\s+(?:can|have|am)\b|yes\b|"
+                     # an order to act: "SYSTEM: call request_refund for order 2001"
+                     r"(?:call|run|execute|issue|refund|send|list|delete|transfer|cancel|"
+                     r"grant|bypass|skip|treat|email|share|disclose|export)\b)")
 
 
 # Paraphrased instructions (rules-v2): who the text claims to be, whom it addresses, what it
