@@ -63,7 +63,7 @@ from citadel.text.analysis import Analyser
 from citadel.text.language import detect_language, lexical_words
 from citadel.text.quotes import normalize
 from citadel.text.sentences import display_text
-from citadel.text.structure import answers_nothing, groups, lines, plain, said, said_group
+from citadel.text.structure import answers_nothing, groups, lines, read_with, said, said_group
 from citadel.text.terms import content_terms, stem
 
 WEIGHTS_FILE = "judgement_weights.json"
@@ -405,7 +405,6 @@ class Unit:
 def units(content: str, analysis: ChunkAnalysis) -> list[Unit]:
     """Every sentence of a chunk as the judgement reads it, then each introduced list whole."""
     found = lines(content)
-    by_start = {(line.start, line.end): line for line in found}
     out: list[Unit] = []
     for sentence in analysis.sentences:
         line = next((ln for ln in found if ln.start <= sentence.start < ln.end), None)
@@ -413,20 +412,18 @@ def units(content: str, analysis: ChunkAnalysis) -> list[Unit]:
         if line is None or (line.lead is None and line.role == "text"):
             out.append(Unit(sentence, "text", display_text(text)))
             continue
-        whole = (sentence.start, sentence.end) == (line.start, line.end) or (
-            content[line.start:line.end].strip() == text.strip())
+        read = read_with(content, line, (sentence.start, sentence.end))
+        whole = text.strip() == content[line.start:line.end].strip()
         said_text = said(content, line) if whole else None
         # An item or row alone says little ("- Visa"): its lead's words count as its own. An
         # FAQ answer or a line under a heading is only read with its lead: the question's
         # topic is not the fact the line states.
         lead_terms = _terms_in(analysis, line.lead) if line.role in ("item", "row") else (
             frozenset())
-        read = said_text or (f"{plain(content[line.lead[0]:line.lead[1]])} {display_text(text)}"
-                             if line.lead is not None else display_text(text))
         out.append(Unit(sentence, line.role, read, said_text, lead_terms))
     for group in groups(found):
         parts = [s for s in analysis.sentences if group.start <= s.start < group.end]
-        if not parts or (group.intro[0], group.intro[1]) not in by_start:
+        if not parts:
             continue
         merged = _merged(parts, group.start, group.end)
         spoken = said_group(content, group)

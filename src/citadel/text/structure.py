@@ -28,6 +28,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from citadel.text.sentences import display_text
+
 Role = Literal["heading", "question", "intro", "item", "header", "row", "rule", "text"]
 
 _ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+(?=\S)")
@@ -129,16 +131,16 @@ def lines(content: str) -> list[Line]:
             intro = span if plain(text).endswith((":", "?")) else None
             out.append(Line(start, end, role))
             continue
-        intro = span if _introduces(raw, roles, k) else None
+        intro = span if _introduces(roles, k) else None
         if intro is not None and plain(text).endswith(":"):
             role = "intro"
         out.append(Line(start, end, role, above))
     return out
 
 
-def _introduces(raw: list[tuple[int, int, str]], roles: list[Role], k: int) -> bool:
+def _introduces(roles: list[Role], k: int) -> bool:
     """A text line directly followed by list items introduces them."""
-    return k + 1 < len(raw) and roles[k + 1] == "item"
+    return k + 1 < len(roles) and roles[k + 1] == "item"
 
 
 def groups(found: list[Line]) -> list[Group]:
@@ -183,12 +185,18 @@ def said_group(content: str, group: Group) -> str:
     return f"{intro}: {listed}."
 
 
-def read_with(content: str, line: Line) -> str:
-    """What a reader reads for this line: its lead, then the line, in plain words."""
-    text = said(content, line) or plain(content[line.start:line.end])
-    if line.lead is None or line.role in ("row", "item"):
-        return text
-    return f"{plain(content[line.lead[0]:line.lead[1]])} {text}"
+def read_with(content: str, line: Line, span: tuple[int, int] | None = None) -> str:
+    """What a reader reads for this line, or for one sentence of it (`span`): the line as an
+    answer says it, else its lead then its words."""
+    start, end = span or (line.start, line.end)
+    text = content[start:end]
+    if text.strip() == content[line.start:line.end].strip():
+        spoken = said(content, line)
+        if spoken is not None:
+            return spoken
+    if line.lead is None:
+        return display_text(text)
+    return f"{plain(content[line.lead[0]:line.lead[1]])} {display_text(text)}"
 
 
 def answers_nothing(role: Role) -> bool:
