@@ -19,7 +19,7 @@ from citadel.answering.fallbacks import (
 )
 from citadel.answering.request_trace import RequestTrace
 from citadel.gate import GateResult
-from citadel.records import Answer, Conflict, Verdict
+from citadel.records import Answer, Conflict, Trace, Verdict
 
 
 def _with_conflicts_seen(req: DecisionRequest, v: Verdict) -> Verdict:
@@ -28,7 +28,7 @@ def _with_conflicts_seen(req: DecisionRequest, v: Verdict) -> Verdict:
     return amended(v, conflicts_not_composed=tuple(req.not_composed))
 
 
-def _frozen(trace: RequestTrace, v: Verdict):
+def _frozen(trace: RequestTrace, v: Verdict) -> Trace:
     trace.fields["verdict"] = v
     return trace.freeze()
 
