@@ -24,7 +24,7 @@ def ingest(paths: tuple[Path, ...], no_activate: bool, quiet: bool, show_flagged
         report = run_ingest(
             list(paths), settings, progress=not quiet, activate=not no_activate,
             on_wait=lambda holder: click.echo(
-                f"waiting: the same snapshot is being built by {holder}", err=True),
+                f"waiting: another ingest or document change is running ({holder})", err=True),
         )
     except IngestError as exc:
         for skip in exc.skipped:
@@ -48,6 +48,8 @@ def ingest(paths: tuple[Path, ...], no_activate: bool, quiet: bool, show_flagged
            else "")
         + (f" ({len(report.skipped)} files skipped)" if report.skipped else "")
     )
+    since = f" since {report.changes.since}" if report.changes.since else ""
+    click.echo(f"changes{since}: {report.changes.summary()}")
     if report.activated:
         click.echo(f"active snapshot is now {report.snapshot_id}")
     if report.flagged:
