@@ -74,8 +74,8 @@ class SourcesUnknown(DocumentChangeError):
 
 @dataclass(frozen=True)
 class Upload:
-    name: str = ""  # as the client sent it: never a path here
-    data: bytes = b""
+    name: str  # as the client sent it: never used as a path
+    data: bytes
 
 
 @dataclass(frozen=True)
