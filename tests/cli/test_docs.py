@@ -61,8 +61,10 @@ def test_add_list_remove_each_a_new_active_snapshot(home, tmp_path):
     assert result.exit_code == 0, result.output
     added = Catalog(home).alias()
     assert added != before
-    assert f"added llama-grooming: snapshot {added} (1 added (llama-grooming), 0 changed, " \
-           "0 removed;" in result.output
+    assert f"added llama-grooming: built snapshot {added} (1 embedded, 2 from cache)" \
+        in result.output
+    assert f"changes since {before}: 1 added (llama-grooming), 0 changed, 0 removed" \
+        in result.output
     assert f"active snapshot is now {added}" in result.output
     rows = {d["document_id"]: d for d in listed(home)}
     assert rows["llama-grooming"]["tenant"] == "acme" and rows["llama-grooming"]["uploaded"]
@@ -76,6 +78,8 @@ def test_add_list_remove_each_a_new_active_snapshot(home, tmp_path):
 
     result = run(home, "docs", "remove", "-q", "llama-grooming")
     assert result.exit_code == 0, result.output
+    # The snapshot without it is the first one again: reused, not rebuilt.
+    assert f"removed llama-grooming: reused snapshot {before}\n" in result.output
     assert "0 added, 0 changed, 1 removed (llama-grooming)" in result.output
     assert {d["document_id"] for d in listed(home)} == {"returns", "shipping"}
     # A folder's document is excluded, and comes back when the folder is ingested again.

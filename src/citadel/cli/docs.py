@@ -105,10 +105,15 @@ def remove(document_id: str, quiet: bool) -> None:
 
 
 def _said(what: str, change: Change) -> None:
+    """As `citadel ingest` says it: the snapshot, what changed, the alias."""
+    from citadel.cli.ingest import changes_line
+
     report = change.report
     for skip in report.skipped:
         click.echo(f"skipped {printable(skip.path)}: {printable(skip.reason)}", err=True)
-    click.echo(f"{what}: snapshot {report.snapshot_id} ({report.changes.summary()}; "
-               f"{report.embedded} chunks embedded, {report.cached} from cache)")
+    made = ("reused snapshot" if report.reused else "built snapshot") + f" {report.snapshot_id}"
+    cache = "" if report.reused else f" ({report.embedded} embedded, {report.cached} from cache)"
+    click.echo(f"{what}: {made}{cache}")
+    click.echo(changes_line(report.changes))
     if report.activated:
         click.echo(f"active snapshot is now {report.snapshot_id}")

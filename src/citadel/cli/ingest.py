@@ -2,8 +2,12 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from citadel.knowledge.changes import Changes
 
 
 @click.command()
@@ -48,12 +52,17 @@ def ingest(paths: tuple[Path, ...], no_activate: bool, quiet: bool, show_flagged
            else "")
         + (f" ({len(report.skipped)} files skipped)" if report.skipped else "")
     )
-    since = f" since {report.changes.since}" if report.changes.since else ""
-    click.echo(f"changes{since}: {report.changes.summary()}")
+    click.echo(changes_line(report.changes))
     if report.activated:
         click.echo(f"active snapshot is now {report.snapshot_id}")
     if report.flagged:
         click.echo(flagged_summary(report.flagged, paths, listed=show_flagged), err=True)
+
+
+def changes_line(changes: Changes) -> str:
+    """`changes since kb-…: 1 added (faq), 0 changed, 0 removed`."""
+    since = f" since {changes.since}" if changes.since else ""
+    return f"changes{since}: {changes.summary()}"
 
 
 def flagged_summary(flagged: tuple[tuple[str, str], ...], paths: tuple[Path, ...],
