@@ -35,10 +35,11 @@ changes: citations still come from this turn's retrieval alone, through the gate
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from citadel.answering.prompts import load_prompt
+from citadel.answering.prompts import Prompt, load_prompt
 from citadel.answering.questions import HEAD_KINDS, NUMBERS, PLACES, TIMES, frame, main_clause
 from citadel.records import Standalone
 from citadel.text.analysis import Parse, Token
@@ -102,6 +103,16 @@ def rewrite(asked: Parse, previous: Parse, parse: Parser) -> str | None:
     if reading == "pointers":
         return _resolve_pointers(asked, previous)
     return None
+
+
+def asked_about(question: str, parse: Parser) -> tuple[str, ...]:
+    """A fragment's own words ("weather" in "What about the weather?"), stemmed: what the
+    follow-up asks about. Empty for any other question."""
+    asked = parse(question)
+    if _reading(asked) != "fragment":
+        return ()
+    body = asked.text[asked.tokens[_body(asked.tokens)].start:]
+    return tuple(dict.fromkeys(content_terms(body)))
 
 
 def turns_reached(text: str, question: str, earlier: Sequence[str]) -> int:
@@ -340,6 +351,7 @@ class _Piece:
     lemma: str
     entity: str  # the head's entity label ("" for none)
     prep: str | None
+    rest: str = ""  # the groups linked after it ("of France" in "the capital of France")
 
     @property
     def kind(self) -> str | None:
@@ -347,34 +359,68 @@ class _Piece:
         return _kind(self.entity)
 
 
-def _pieces(asked: Parse) -> list[_Piece]:
+def _pieces(asked: Parse) -> list[list[_Piece]]:
+    """The fragment's noun groups, chain by chain."""
     tokens = asked.tokens
     out = []
-    for g in _groups(asked, _body(tokens)):
-        before = tokens[g.first - 1] if g.first else None
-        prep = before.text.lower() if before is not None and before.pos == "ADP" else None
-        body = g.first + 1 if g.det else g.first
-        out.append(_Piece(
-            text=_text(asked, g.first, g.end),
-            det=tokens[g.first].text if g.det else "",
-            mods=tuple((tokens[m].text, _word_kind(tokens[m])) for m in range(body, g.head)),
-            head=_text(asked, g.head, g.end), lemma=tokens[g.head].lemma,
-            entity=tokens[g.head].entity, prep=prep))
+    for chain in _chains(asked, _groups(asked, _body(tokens))):
+        pieces = []
+        for g in chain:
+            before = tokens[g.first - 1] if g.first else None
+            prep = before.text.lower() if before is not None and before.pos == "ADP" else None
+            body = g.first + 1 if g.det else g.first
+            pieces.append(_Piece(
+                text=_text(asked, g.first, g.end), det=tokens[g.first].text if g.det else "",
+                mods=tuple((tokens[m].text, _word_kind(tokens[m]))
+                           for m in range(body, g.head)),
+                head=_text(asked, g.head, g.end), lemma=tokens[g.head].lemma,
+                entity=tokens[g.head].entity, prep=prep,
+                rest=asked.text[tokens[g.end - 1].end:tokens[chain[-1].end - 1].end]))
+        out.append(pieces)
     return out
 
 
 def _fill(asked: Parse, previous: Parse, parse: Parser) -> str | None:
-    """Each piece of the fragment put into the previous question in turn."""
+    """Each piece of the fragment put into the previous question in turn; a piece that takes
+    the place of a group brings its chain along ("the capital of France")."""
     current, changed = previous, False
-    for piece in _pieces(asked):
-        text = _put(piece, current)
-        if text is not None:
-            current, changed = parse(text), True
+    for chain in _pieces(asked):
+        for piece in chain:
+            text, whole = _put(piece, current)
+            if text is not None:
+                current, changed = parse(text), True
+            if whole:
+                break
     return current.text if changed else None
 
 
-def _put(piece: _Piece, previous: Parse) -> str | None:
-    """The previous question with `piece` in the place of what it matches."""
+def _put(piece: _Piece, previous: Parse) -> tuple[str | None, bool]:
+    """The previous question with `piece` in the place of what it matches, and whether the
+    piece's chain went in with it."""
+    text = _put_entity(piece, previous)
+    if text is not None:
+        return text, False
+    focus = _focus(previous)
+    whole = piece.text + piece.rest
+    if _names_a_value(piece.lemma) and not piece.mods and not piece.rest:
+        if focus is None:
+            return None, True
+        det = "the" if piece.det.lower() in ("", *_POSSESSIVES) else piece.det.lower()
+        return f"What is {det} {piece.head} of {focus.text}?", True
+    groups = _groups(previous, main_clause(previous.tokens), frame(previous.tokens))
+    same = [g for g in groups if stem(previous.tokens[g.head].lemma) == stem(piece.lemma)]
+    if same:
+        return _merge(piece, previous, same[-1]), False
+    if focus is None:
+        return None, True
+    # One group takes the place of the focus's last ("the warranty on gear" + "clothing");
+    # a chain of its own, of the whole focus ("the price of repairs").
+    first = focus.groups[-1] if not piece.rest else focus.groups[0]
+    return _replace(previous, first.first, focus.groups[-1].end, whole), True
+
+
+def _put_entity(piece: _Piece, previous: Parse) -> str | None:
+    """A place, date or amount in the place of one of its kind, or added."""
     if piece.kind is not None:
         spans = _entity_spans(previous, piece.kind)
         if spans:
@@ -383,19 +429,7 @@ def _put(piece: _Piece, previous: Parse) -> str | None:
         located = piece.prep is not None or piece.entity in ("GPE", "LOC", "FAC")
         if piece.kind in ("time", "number") or (piece.kind == "place" and located):
             return _append(previous, piece)
-    focus = _focus(previous)
-    if _names_a_value(piece.lemma) and not piece.mods:
-        if focus is None:
-            return None
-        return f"What is {piece.det.lower() or 'the'} {piece.head} of {focus.text}?"
-    groups = _groups(previous, main_clause(previous.tokens), frame(previous.tokens))
-    same = [g for g in groups if stem(previous.tokens[g.head].lemma) == stem(piece.lemma)]
-    if same:
-        return _merge(piece, previous, same[-1])
-    if focus is None:
-        return None
-    last = focus.groups[-1]
-    return _replace(previous, last.first, last.end, piece.text)
+    return None
 
 
 def _names_a_value(lemma: str) -> bool:
@@ -565,9 +599,14 @@ def _previous(earlier: Sequence[str], parse: Parser) -> Parse:
     return current
 
 
+@functools.cache
+def _prompt() -> Prompt:
+    return load_prompt(PROMPT_VERSION)
+
+
 def _by_model(question: str, earlier: Sequence[str], model: Model) -> str | None:
     """The model's rewrite, if it uses only the conversation's words (else None)."""
-    prompt = load_prompt(PROMPT_VERSION)
+    prompt = _prompt()
     listed = "\n".join(f"{n}. {q}" for n, q in enumerate(earlier, start=1))
     try:
         reply = model(prompt.render(earlier=listed, question=question))

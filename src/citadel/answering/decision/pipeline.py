@@ -4,6 +4,7 @@ Every stage reads one request's judged context (`DecisionRequest`) and either de
 returns the `Answer`, with its verdict) or passes (None). In order:
 
     sources          no context at all                          -> abstained: no_sources
+    mentioned        a follow-up fragment's own words in no source -> abstained: unmentioned
     conflicts        DETECTORS in order; the first composed     -> conflict:<detector>
     relevance        nothing answers / below the floor          -> abstained: nothing_answers,
                                                                    below_floor
@@ -33,6 +34,7 @@ from citadel.answering.decision.verdict import verdict
 from citadel.answering.fallbacks import sources_consulted
 from citadel.answering.streaming import DoneEvent, MetaEvent, StreamEvent, answer_events
 from citadel.records import Answer, Conflict
+from citadel.text.terms import content_terms
 
 
 def sources(req: DecisionRequest) -> Answer | None:
@@ -40,6 +42,18 @@ def sources(req: DecisionRequest) -> Answer | None:
         return None
     req.trace.fields["fallback_used"] = True
     return outcome.abstained(req, verdict("no_sources"))
+
+
+def mentioned(req: DecisionRequest) -> Answer | None:
+    """A follow-up fragment asks about its own words: "What about the weather?" after a
+    warranty question is rewritten into a warranty question about the weather, and a source
+    that never mentions the weather cannot answer it, however well it answers the rest."""
+    if not req.asked_about:
+        return None
+    said = {w for b in req.context.blocks for w in content_terms(b.chunk.content)}
+    if said & set(req.asked_about):
+        return None
+    return outcome.abstained(req, verdict("unmentioned"))
 
 
 def _composed(req: DecisionRequest, detector: str, conflict: Conflict,
@@ -71,7 +85,7 @@ def relevant(req: DecisionRequest) -> Answer | None:
 
 
 BEFORE_GENERATION: tuple[Callable[[DecisionRequest], Answer | None], ...] = (
-    sources, conflicts, relevant)
+    sources, mentioned, conflicts, relevant)
 
 
 def _before_generation(req: DecisionRequest) -> Answer | None:
@@ -109,7 +123,8 @@ def decide_streaming(req: DecisionRequest) -> Iterator[StreamEvent]:
     yield MetaEvent(request_id=trace.request_id, snapshot_id=req.snapshot_id,
                     backend=trace.fields.get("backend", ""),
                     strategy=trace.fields.get("strategy", ""),
-                    generator=req.generator.name, sources_consulted=sources_consulted(req.context))
+                    generator=req.generator.name, sources_consulted=sources_consulted(req.context),
+                    standalone=trace.fields.get("standalone"))
     release = Release(req)
     yield from release.events()
     answer = release.answer()
