@@ -499,6 +499,11 @@ class Standalone(Record):
     turns_used: int = Field(ge=0, description="How many earlier turns back its words reach "
                                               "(0: none).")
 
+    @property
+    def rewritten(self) -> bool:
+        """Not what was asked: an answer shows it ("Answering: …")."""
+        return self.question != self.original
+
 
 class Trace(Record):
     """How one request was answered. Built per request, never shared between requests."""
