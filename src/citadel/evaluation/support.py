@@ -62,7 +62,8 @@ DOCUMENT_SUFFIXES = (".md", ".txt", ".html")
 EXPECTATIONS = ("answer", "abstain", "conflict")
 CATEGORIES = ("direct", "paraphrase", "numeric", "yes-no", "list", "negation", "html", "txt",
               "front-matter", "detail-absent", "off-topic", "equivalent-values",
-              "true-conflict", "superseded", "low-authority", "entity-variant")
+              "true-conflict", "superseded", "low-authority", "entity-variant",
+              "conversation")  # a turn of a conversation chain (evaluation.conversations)
 SHOWN_CHARS = 200  # of an answer's text in the miss listing
 
 Expectation = Literal["answer", "abstain", "conflict"]
