@@ -49,6 +49,7 @@ from citadel.evaluation.suites import (
 from citadel.evaluation.support import (
     DOCUMENT_SUFFIXES,
     Decision,
+    Expected,
     SupportQuestion,
     _documents,
     _file_names,
@@ -70,20 +71,11 @@ TOP_DOCUMENTS = 3
 _NOT_WORD = re.compile(r"[^\w]+")
 
 
-class ChainTurn(BaseModel):
+class ChainTurn(Expected):
     """One turn of a chain: what is asked, the question it stands for, what is expected."""
-
-    model_config = ConfigDict(frozen=True, extra="ignore")
 
     question: str
     standalone: str
-    expect: Literal["answer", "abstain", "conflict"]
-    answer_any: tuple[str, ...] = ()
-    cite_any: tuple[str, ...] = ()
-    not_cite: tuple[str, ...] = ()
-    sides: tuple[tuple[str, ...], ...] = ()
-    allow_conflict: bool = False
-    note: str = ""
 
 
 class Chain(BaseModel):
@@ -106,9 +98,8 @@ class Chain(BaseModel):
     def rows(self) -> list[SupportQuestion]:
         """Each turn as the support suite's question, whose rules check it and judge it."""
         return [SupportQuestion(
-            id=f"{self.id} turn {n}", kb=self.kb, question=t.question, expect=t.expect,
-            category="conversation", answer_any=t.answer_any, cite_any=t.cite_any,
-            not_cite=t.not_cite, sides=t.sides, allow_conflict=t.allow_conflict, note=t.note)
+            id=f"{self.id} turn {n}", kb=self.kb, question=t.question, category="conversation",
+            **t.model_dump(include=set(Expected.model_fields)))
             for n, t in enumerate(self.turns, start=1)]
 
 
