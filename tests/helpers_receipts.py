@@ -34,17 +34,26 @@ def format_1_receipt(answer: Answer, store: KeyStore) -> SignedReceipt:
                          signature=base64.b64encode(private.sign(payload.encode())).decode())
 
 
+# Answer fields that came after citadel-receipt-1: an answer of that time did not have them.
+LATER = ("standalone",)
+
+
 def format_1_answer(answer: Answer, store: KeyStore) -> dict[str, Any]:
     """`/v1/answer`'s JSON with a citadel-receipt-1 receipt."""
     signed = answer.model_copy(update={"receipt": format_1_receipt(answer, store)})
-    return json.loads(signed.model_dump_json())
+    return _without_later(json.loads(signed.model_dump_json()))
 
 
 def format_1_door_answer(answer: Answer, store: KeyStore, page_url: str) -> dict[str, Any]:
     """A door's record (MCP's `answer`, chat's `citadel`) with a citadel-receipt-1 receipt:
     the links were added after signing."""
     cited = CitedAnswer.of(answer, page_url, None).model_dump(mode="json")
-    return {**cited, "receipt": format_1_receipt(answer, store).model_dump(mode="json")}
+    return _without_later({**cited, "receipt": format_1_receipt(answer, store).model_dump(
+        mode="json")})
+
+
+def _without_later(data: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in data.items() if k not in LATER}
 
 
 def with_link(record: dict[str, Any], base: str) -> dict[str, Any]:

@@ -8,13 +8,15 @@ collaborators, so concurrent requests cannot see each other's state.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 from citadel.answering.decision import DecisionRequest, decide, decide_streaming, outcome
 from citadel.answering.decision.verdict import verdict
 from citadel.answering.evidence import Evidence
+from citadel.answering.follow_up import MAX_ANSWER_CHARS, MAX_TURNS, asked_about, standalone
 from citadel.answering.generators import Generator, get_generator
 from citadel.answering.judgement import Judge
 from citadel.answering.request_trace import RequestTrace
@@ -24,7 +26,7 @@ from citadel.knowledge.readiness import readiness
 from citadel.knowledge.receipts import Signer
 from citadel.knowledge.signing import KeyStore
 from citadel.observability.request_log import RequestLog
-from citadel.records import Answer, RankedChunk
+from citadel.records import Answer, RankedChunk, Standalone, Turn
 from citadel.retrieval.backends import Backend, RetrievalError, SearchIndex, get_backend
 from citadel.retrieval.backends.readiness import alias_mismatch
 from citadel.retrieval.embedders import Embedder, get_embedder
@@ -62,6 +64,8 @@ class Engine:
         self.request_log = request_log  # None: requests leave no record (unit tests)
         self.judge = judge or Judge.from_settings(settings)
         self.evidence = Evidence(settings, index, embedder, reranker, self.judge)
+        # A conversation's earlier questions are parsed again on each turn: parse each once.
+        self.parse = functools.lru_cache(maxsize=512)(self.judge.analyser.parse)
         # A generator the engine made (e.g. one that started a model server) is closed with
         # it; one passed in belongs to the caller. `hand_over` moves it on a snapshot switch.
         self.owns_generator = False
@@ -118,10 +122,30 @@ class Engine:
             )
         return question.strip()
 
+    def validate_history(self, history: Sequence[Turn]) -> tuple[Turn, ...]:
+        """Earlier turns, oldest first: at most MAX_TURNS, each question within the question
+        limit and each answer within MAX_ANSWER_CHARS (answers are never read; bounded all
+        the same)."""
+        if len(history) > MAX_TURNS:
+            raise InvalidQuestion(f"the history has {len(history)} turns; the limit is "
+                                  f"{MAX_TURNS} (send the most recent ones)")
+        turns = []
+        for n, turn in enumerate(history, start=1):
+            try:
+                question = self.validate_question(turn.question)
+            except InvalidQuestion as exc:
+                raise InvalidQuestion(f"history turn {n}: {exc}") from None
+            if turn.answer is not None and len(turn.answer) > MAX_ANSWER_CHARS:
+                raise InvalidQuestion(f"history turn {n}: the answer is {len(turn.answer)} "
+                                      f"characters long; the limit is {MAX_ANSWER_CHARS}")
+            turns.append(Turn(question=question, answer=turn.answer))
+        return tuple(turns)
+
     def answer(
         self,
         question: str,
         *,
+        history: Sequence[Turn] = (),
         top_k: int | None = None,
         tenant: str | None = None,
         category: str | None = None,
@@ -129,9 +153,11 @@ class Engine:
         client_request_id: str | None = None,
     ) -> Answer:
         question = self.validate_question(question)
+        earlier = self.validate_history(history)
         trace = self._trace(question, request_id, client_request_id)
-        req = self._request(question, top_k, tenant, category, trace)
-        answer = self._signed(req if isinstance(req, Answer) else decide(req))
+        asked = self._standalone(question, earlier, trace)
+        req = self._request(question, asked, top_k, tenant, category, trace)
+        answer = self._signed(_with_standalone(req if isinstance(req, Answer) else decide(req)))
         self._log(question, answer, tenant)
         return answer
 
@@ -139,6 +165,7 @@ class Engine:
         self,
         question: str,
         *,
+        history: Sequence[Turn] = (),
         top_k: int | None = None,
         tenant: str | None = None,
         category: str | None = None,
@@ -149,23 +176,27 @@ class Engine:
 
         The same stages as `answer()`; a whole answer is released in pieces, a token-streaming
         generator's sentence by sentence (`decision.release`). A bad question raises
-        `InvalidQuestion` here, before the first event."""
+        `InvalidQuestion` here, before the first event (and so does a history beyond its
+        bounds)."""
         question = self.validate_question(question)
+        earlier = self.validate_history(history)
         if not self.generator.streams_sentences:
             def whole() -> Iterator[StreamEvent]:
                 yield from answer_events(self.answer(
-                    question, top_k=top_k, tenant=tenant, category=category,
-                    request_id=request_id, client_request_id=client_request_id))
+                    question, history=earlier, top_k=top_k, tenant=tenant,
+                    category=category, request_id=request_id,
+                    client_request_id=client_request_id))
             return whole()
 
         def sentences() -> Iterator[StreamEvent]:
             trace = self._trace(question, request_id, client_request_id)
-            req = self._request(question, top_k, tenant, category, trace)
+            asked = self._standalone(question, earlier, trace)
+            req = self._request(question, asked, top_k, tenant, category, trace)
             events = (answer_events(req) if isinstance(req, Answer)
                       else decide_streaming(req))
             for event in events:
                 if isinstance(event, DoneEvent):  # logged before a client can hang up on it
-                    event = DoneEvent(answer=self._signed(event.answer))
+                    event = DoneEvent(answer=self._signed(_with_standalone(event.answer)))
                     self._log(question, event.answer, tenant)
                 yield event
         return sentences()
@@ -186,10 +217,27 @@ class Engine:
         )
         return trace
 
-    def _request(self, question: str, top_k: int | None, tenant: str | None,
-                 category: str | None, trace: RequestTrace) -> DecisionRequest | Answer:
+    def _standalone(self, question: str, earlier: tuple[Turn, ...],
+                    trace: RequestTrace) -> Standalone | None:
+        """The question this turn asks, standing alone (`answering.follow_up`), from the
+        earlier USER questions only, never an answer's text; recorded in the trace. None
+        without earlier turns."""
+        if not earlier:
+            return None
+        with trace.stage("follow_up"):
+            asked = standalone(question, [t.question for t in earlier], self.parse,
+                               model=self.generator.complete,
+                               max_chars=self.settings.max_question_chars)
+        trace.fields["standalone"] = asked
+        return asked
+
+    def _request(self, question: str, asked: Standalone | None, top_k: int | None,
+                 tenant: str | None, category: str | None, trace: RequestTrace
+                 ) -> DecisionRequest | Answer:
         """The judged context for the decision, or the answer when the knowledge base could
-        not be searched."""
+        not be searched. A follow-up is answered as its standalone question (`asked`)."""
+        about = asked_about(question, self.parse) if asked and asked.how != "kept" else ()
+        question = asked.question if asked is not None else question
         try:
             ranked = self.evidence.retrieve(question, top_k, tenant, category, trace)
         except RetrievalError as exc:
@@ -198,7 +246,7 @@ class Engine:
             return outcome.retrieval_failed(question, trace, verdict("retrieval_failed"))
         context = self.evidence.context(question, ranked, trace, self.generator.decides)
         return DecisionRequest(question, context, trace, self.generator,
-                               self.index.snapshot_id, self.settings)
+                               self.index.snapshot_id, self.settings, asked_about=about)
 
     def retrieve(
         self, question: str, top_k: int | None, tenant: str | None, category: str | None
@@ -227,6 +275,14 @@ class Engine:
             if chunk is not None:
                 out[c.chunk_id] = chunk.authority
         return out
+
+
+def _with_standalone(answer: Answer) -> Answer:
+    """The answer showing the question it answered, when a follow-up was made to stand alone
+    (its trace holds it)."""
+    if answer.trace.standalone is None:
+        return answer
+    return answer.model_copy(update={"standalone": answer.trace.standalone})
 
 
 def _open_active(settings: Settings, embedder: Embedder, backend: Backend | None

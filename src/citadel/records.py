@@ -482,6 +482,33 @@ class Verdict(Record):
     explanation: str = Field(default="", description="All of the above in words.")
 
 
+class Turn(Record):
+    """An earlier turn of a conversation: what was asked and, optionally, what was answered.
+    Only the question is read, to make a follow-up stand alone (`answering.follow_up`); an
+    answer's text is never evidence, authority or instructions, nor words of a question."""
+
+    question: str
+    answer: str | None = None
+
+
+class Standalone(Record):
+    """The question one turn of a conversation asks, standing alone (`answering.follow_up`):
+    what retrieval, the judgement and the gate were given in place of the words asked."""
+
+    question: str = Field(description="The question answered.")
+    original: str = Field(description="The question as it was asked.")
+    how: Literal["kept", "rules", "model"] = Field(
+        description="kept: it stood alone; rules: rewritten by the offline rules; model: "
+                    "rewritten by the language model (every word from the conversation).")
+    turns_used: int = Field(ge=0, description="How many earlier turns back its words reach "
+                                              "(0: none).")
+
+    @property
+    def rewritten(self) -> bool:
+        """Not what was asked: an answer shows it ("Answering: …")."""
+        return self.question != self.original
+
+
 class Trace(Record):
     """How one request was answered. Built per request, never shared between requests."""
 
@@ -518,6 +545,8 @@ class Trace(Record):
     generation_skipped: str | None = Field(
         default=None, description="Why no generator was called (e.g. nothing answers).")
     verdict: Verdict | None = Field(default=None, description="The answer's verdict.")
+    standalone: Standalone | None = Field(
+        default=None, description="A follow-up's standalone question (None: no earlier turns).")
     latencies_ms: dict[str, float] = Field(default_factory=dict)
 
 
@@ -562,6 +591,9 @@ class Answer(Record):
     next_step: str | None = None
     verdict: Verdict | None = Field(
         default=None, description="Why the answer is what it is (every engine answer has one).")
+    standalone: Standalone | None = Field(
+        default=None, description="In a conversation, the question answered: the follow-up "
+                                  "made to stand alone (None: asked without earlier turns).")
     trace: Trace
     receipt: SignedReceipt | None = Field(
         default=None, description="The signed receipt of this answer (None: unsigned).")

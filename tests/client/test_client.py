@@ -176,3 +176,35 @@ def test_an_error_event_in_a_stream_raises_stream_error():
             pytest.raises(StreamError, match="the answer failed") as raised:
         list(client.stream("q"))
     assert raised.value.request_id == "r1"
+
+
+FOLLOW_UP = "How long do they have to return an item?"
+ASKED = "How long do premium members have to return an item?"
+
+
+def test_a_conversation_asks_each_question_with_the_ones_before(citadel):
+    thread = citadel.conversation()
+    first = thread.ask(PRIVATE)
+    assert first.standalone is None and "ORCHID-7731" in first.answer
+    second = thread.ask(FOLLOW_UP)
+    assert second.standalone.question == ASKED and "90 days" in second.answer
+    assert [t.question for t in thread.turns] == [PRIVATE, FOLLOW_UP]
+    events = list(thread.stream("What private code do they quote?"))
+    assert events[0].type == "meta" and events[-1].type == "done"
+    assert len(thread.turns) == 3
+    thread.reset()
+    assert thread.ask(FOLLOW_UP).standalone is None
+
+
+def test_an_async_conversation_does_the_same(doors_url):
+    async def go():
+        async with AsyncClient(doors_url, api_key=ACME_KEY) as client:
+            thread = client.conversation()
+            await thread.ask(PRIVATE)
+            answer = await thread.ask(FOLLOW_UP)
+            events = [e async for e in thread.stream("Is it free?")]
+            return answer, events, len(thread.turns)
+
+    answer, events, turns = asyncio.run(go())
+    assert answer.standalone.question == ASKED
+    assert events[-1].type == "done" and turns == 3

@@ -79,6 +79,37 @@ def test_bad_input_is_a_4xx_json_error(client, path, payload, status, code):
     assert r.headers["x-client-request-id"] == "bad-1"
 
 
+DELIVERY = "How much does UK express delivery cost?"
+
+
+def test_a_follow_up_is_answered_as_the_question_it_asks(client):
+    body = client.post("/v1/answer", json={"question": "And standard delivery?", "history": [
+        {"question": DELIVERY, "answer": "UK express delivery costs £9.95. [S1]"}]}).json()
+    assert body["standalone"] == {"question": "How much does UK standard delivery cost?",
+                                  "original": "And standard delivery?", "how": "rules",
+                                  "turns_used": 1}
+    assert "£4.95" in body["answer"] and body["citations"]
+    assert body["trace"]["standalone"] == body["standalone"]
+    alone = client.post("/v1/answer", json={"question": DELIVERY, "history": []}).json()
+    assert alone["standalone"] is None and "£9.95" in alone["answer"]
+
+
+@pytest.mark.parametrize("history, says", [
+    ([{"question": DELIVERY}] * 9, "at most 8 items"),
+    ([{"question": "x" * 2001}], "at most 2000 characters"),
+    ([{"question": DELIVERY, "answer": "x" * 4001}], "at most 4000 characters"),
+    ([{"question": ""}], "history.0.question"),
+    ([{"question": DELIVERY, "said": "hello"}], "history.0.said"),
+    ("How much?", "history: Input should be a valid list"),
+])
+@pytest.mark.parametrize("path", ["/v1/answer", "/v1/answer/stream"])
+def test_a_history_beyond_its_bounds_is_a_422_saying_the_limit(client, path, history, says):
+    r = client.post(path, json={"question": "And standard delivery?", "history": history})
+    assert r.status_code == 422 and r.headers["content-type"].startswith("application/json")
+    error = r.json()["error"]
+    assert error["code"] == "invalid_request" and says in error["message"], error["message"]
+
+
 @pytest.mark.parametrize("raw", [b"{", b'{"question": "a"', b"\xff\xfe", b"question=a"])
 def test_invalid_json_is_a_400(client, raw):
     r = client.post("/v1/answer", content=raw, headers={"Content-Type": "application/json"})

@@ -101,6 +101,20 @@ def test_stream_events_arrive_in_order_with_citations_first(server):
     check_answer(answer, rid, QUESTIONS[0])
 
 
+def test_a_streamed_follow_up_names_its_standalone_question_in_meta_and_done(server):
+    url, _ = server
+    question = "And standard delivery?"
+    with httpx.Client(base_url=url, timeout=30) as client:
+        r = client.post("/v1/answer/stream", json={"question": question, "history": [
+            {"question": "How much does UK express delivery cost?"}]})
+    events = parse_sse(r.text)
+    answer = check_stream(events, r.headers["x-request-id"], question)
+    check_answer(answer, r.headers["x-request-id"], question)  # the hash is of what was asked
+    asked = events[0][1]["standalone"]
+    assert asked["question"] == "How much does UK standard delivery cost?"
+    assert answer["standalone"] == asked and "£4.95" in answer["answer"]
+
+
 def test_two_hundred_concurrent_requests_stay_isolated(server):
     url, _ = server
 

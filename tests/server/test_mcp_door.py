@@ -52,6 +52,11 @@ async def tour(client: Client) -> dict:
         chunk = await client.read_resource(chunk_uri(first))
         templates = (await client.list_resource_templates()).resource_templates
         empty = await client.call_tool("answer", {"question": "   "})
+        followed = await client.call_tool("answer", {
+            "question": "How long do they have to return an item?",
+            "history": [{"question": PRIVATE, "answer": "Quote ORCHID-7731. [S1]"}]})
+        too_long = await client.call_tool("answer", {
+            "question": "And for Globex?", "history": [{"question": PRIVATE}] * 9})
     return locals()
 
 
@@ -198,3 +203,14 @@ def test_another_tenants_chunk_is_a_protocol_error_never_its_text(doors_engine, 
     errors = run(go())
     assert len(errors) == len(foreign) + 1
     assert all("no chunk" in e and "ORCHID" not in e for e in errors)
+
+
+def test_answer_takes_the_conversation_so_far(seen):
+    followed = seen["followed"].structured_content
+    assert followed["standalone"]["question"] == \
+        "How long do premium members have to return an item?"
+    assert "90 days" in followed["answer"] and followed["citations"]
+    assert leaked(seen["followed"].content[0].text, "globex") == []
+    assert seen["followed"].content[0].text.startswith(
+        "Answering: How long do premium members have to return an item?")
+    assert seen["too_long"].is_error and "8" in seen["too_long"].content[0].text

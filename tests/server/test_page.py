@@ -706,3 +706,41 @@ def test_on_a_phone_an_abstention_lists_its_sources_consulted_once(browser, site
     finally:
         context.close()
     assert console_errors == []
+
+
+def test_a_thread_asks_follow_ups_with_its_questions_and_keeps_them_in_the_tab_only(page,
+                                                                                   site):
+    ask(page, site, "How much does UK express delivery cost?")
+    assert "£9.95" in page.inner_text("#answer-text")
+    assert page.is_hidden("#answering") and page.is_hidden("#thread")
+    page.wait_for_selector("#follow-up:not([hidden])")
+
+    page.fill("#follow-up-question", "And standard delivery?")
+    page.click("#follow-up-ask")
+    page.wait_for_selector('#answer[data-state="done"]', timeout=30_000)
+    assert page.inner_text("#answering") == \
+        "Answering: How much does UK standard delivery cost?"
+    assert "£4.95" in page.inner_text("#answer-text")
+    assert page.locator("#answer-text a.cite").count() >= 1
+    page.fill("#follow-up-question", "How long does that take?")
+    page.press("#follow-up-question", "Enter")
+    page.wait_for_function("() => document.querySelector('#answering')?.textContent"
+                           ".includes('How long does UK standard delivery take?')")
+    page.wait_for_selector('#answer[data-state="done"]', timeout=30_000)
+    assert "3–5 business days" in page.inner_text("#answer-text")
+    assert page.locator("#thread li").all_inner_texts() == [
+        "How much does UK express delivery cost?", "And standard delivery?",
+        "How long does that take?"]
+    stored = page.evaluate("() => JSON.stringify([{...sessionStorage}, {...localStorage}])")
+    assert "standard delivery" not in stored and "express delivery" not in stored
+    page.screenshot(path=str(ARTIFACTS / "page-thread.png"))
+
+    page.click("#new-thread")
+    assert page.is_hidden("#answer") and page.is_hidden("#thread")
+    assert page.is_hidden("#follow-up")
+    assert page.evaluate("() => document.activeElement.id") == "question"
+    page.fill("#question", "And standard delivery?")  # a new thread: nothing to follow up
+    page.click("#ask")
+    page.wait_for_selector('#answer[data-state="done"]', timeout=30_000)
+    assert page.is_hidden("#answering") and page.is_hidden("#thread")
+    assert page.locator("#thread li").all_inner_texts() == ["And standard delivery?"]

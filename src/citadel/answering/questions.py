@@ -36,8 +36,9 @@ TIMES = ("DATE", "TIME")
 NUMBERS = ("CARDINAL", "QUANTITY", "MONEY", "PERCENT")
 VALUES = ("DATE", "TIME", *NUMBERS)
 
-# Head nouns of "which X" / "what X" questions and the entity types that answer them.
-_HEAD_KINDS: dict[str, tuple[str, ...]] = {}
+# Head nouns of "which X" / "what X" questions and the entity types that answer them: nouns
+# that name a kind of answer (a follow-up "what about the price?" asks for one).
+HEAD_KINDS: dict[str, tuple[str, ...]] = {}
 for _kinds, _words in (
     (TIMES, "year century decade date day month period era time season week age"),
     (("TIME", "DATE"), "hour minute"),
@@ -65,7 +66,7 @@ for _kinds, _words in (
     (("LAW",), "law act constitution bill"),
 ):
     for _w in _words.split():
-        _HEAD_KINDS[_w] = _kinds
+        HEAD_KINDS[_w] = _kinds
 
 _HOW = {
     "many": NUMBERS[:2], "much": NUMBERS, "long": ("DATE", "TIME", "QUANTITY"),
@@ -152,6 +153,26 @@ def _names(parse: Parse, start: int, skip: set[int | None]) -> list[str]:
     return [parse.text[a:b] for a, b in runs]
 
 
+def frame(tokens: tuple[Token, ...]) -> frozenset[int]:
+    """The words that say what kind of answer is asked rather than what it is about: the
+    question word, the word after "how" ("long" in "how long"), and the noun after which/what
+    or how many/much ("which country", "how many days")."""
+    i = _wh_index(tokens)
+    if i is None:
+        return frozenset()
+    word = tokens[i].text.lower()
+    nxt = tokens[i + 1].text.lower() if i + 1 < len(tokens) else ""
+    head = None
+    out = {i}
+    if word == "how" and nxt in _HOW:
+        out.add(i + 1)
+        if nxt in ("many", "much"):
+            head = _head_after(tokens, i + 1)
+    elif word in ("what", "which"):
+        head = _head_after(tokens, i)
+    return frozenset(out if head is None else out | {head})
+
+
 def analyse_question(parse: Parse) -> QuestionAnalysis:
     tokens = parse.tokens
     i = _wh_index(tokens)
@@ -177,7 +198,7 @@ def analyse_question(parse: Parse) -> QuestionAnalysis:
                 expected = _HOW[nxt]
                 head_index = _head_after(tokens, i + 1) if nxt in ("many", "much") else None
                 if head_index is not None:  # "how many days": a duration, counted
-                    expected = (*_HEAD_KINDS.get(tokens[head_index].lemma, ()), *expected)
+                    expected = (*HEAD_KINDS.get(tokens[head_index].lemma, ()), *expected)
             else:
                 wh = "how"
         else:  # what / which
@@ -185,13 +206,11 @@ def analyse_question(parse: Parse) -> QuestionAnalysis:
             head_index = _head_after(tokens, i)
             if head_index is not None:
                 head = tokens[head_index].lemma
-                expected = _HEAD_KINDS.get(head, ("NOUN", *ANY_ENTITY))
+                expected = HEAD_KINDS.get(head, ("NOUN", *ANY_ENTITY))
             else:
                 expected = ("NOUN", *ANY_ENTITY)
     head = tokens[head_index].lemma if head_index is not None else None
-    skip = {i, head_index}
-    if wh.startswith("how") and wh != "how" and i is not None:
-        skip.add(i + 1)  # "long" in "how long" says what kind of answer, not about what
+    skip = set(frame(tokens))  # "long" in "how long" says what kind of answer, not about what
     if wh == "yes/no":
         # "Is the return window 14 days?": the stated value is the claim to check, not the
         # focus; a sentence stating the window's real value answers (no).

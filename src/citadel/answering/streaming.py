@@ -26,7 +26,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from citadel.records import Answer, Citation, Record, SourceRef
+from citadel.records import Answer, Citation, Record, SourceRef, Standalone
 
 # A bracket group without nested brackets or newlines, as `text.neutralize` reads one.
 MAX_MARKER_CHARS = 300
@@ -47,6 +47,9 @@ class MetaEvent(Record):
     strategy: str = ""
     generator: str = ""
     sources_consulted: tuple[SourceRef, ...] = ()
+    standalone: Standalone | None = Field(
+        default=None, description="In a conversation, the question being answered: the "
+                                  "follow-up made to stand alone.")
 
 
 class DeltaEvent(Record):
@@ -259,7 +262,7 @@ def answer_events(answer: Answer) -> Iterator[StreamEvent]:
     trace = answer.trace
     yield MetaEvent(request_id=trace.request_id, snapshot_id=trace.snapshot_id,
                     backend=trace.backend, strategy=trace.strategy, generator=trace.generator,
-                    sources_consulted=answer.sources_consulted)
+                    sources_consulted=answer.sources_consulted, standalone=trace.standalone)
     by_label: dict[str, list[int]] = {}
     for i, citation in enumerate(answer.citations):
         by_label.setdefault(citation.label, []).append(i)

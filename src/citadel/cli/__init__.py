@@ -16,6 +16,7 @@ import click
 COMMANDS = {
     "ingest": ("ingest", "ingest"),
     "ask": ("ask", "ask"),
+    "chat": ("chat", "chat"),
     "agent": ("agent", "agent"),
     "demo-data": ("agent", "demo_data"),
     "eval": ("eval", "eval_command"),

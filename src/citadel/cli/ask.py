@@ -27,6 +27,8 @@ def where(citation: Citation) -> str:
 
 def render_answer(answer: Answer, why: bool = False) -> str:
     lines = [f"Answer: {answer.answer}"]
+    if answer.standalone is not None and answer.standalone.rewritten:
+        lines.insert(0, f"Answering: {answer.standalone.question}")
     if answer.conflict is not None:
         c = answer.conflict
         sides = " vs ".join(f"{v} [{cid}]" for v, cid in zip(c.values, c.chunk_ids, strict=True))

@@ -9,12 +9,13 @@ import click
 if TYPE_CHECKING:
     from citadel.config import Settings
 
-SUITES = ("demo", "scifact", "poison", "squad2", "counterfactual", "claims", "support")
+SUITES = ("demo", "scifact", "poison", "squad2", "counterfactual", "claims", "support",
+          "conversations")
 GATE_METRICS = ("citation_integrity", "quote_validity")
 # `--check` on the poison suite also needs every case to pass (what `make poison` runs).
 SUITE_CHECKS = {"poison": ("poison_pass_rate",)}
 # Suites whose knowledge base is not the demo one get a snapshot home of their own.
-OWN_HOME = ("scifact", "squad2", "counterfactual", "support")
+OWN_HOME = ("scifact", "squad2", "counterfactual", "support", "conversations")
 # Scripted readers (citadel.evaluation.scripted_readers) and the suites that can feed them
 # gold answers; kept literal so `--help` imports no engine.
 READERS = ("oracle", "guesser")
@@ -32,10 +33,12 @@ READER_SUITES = ("squad2", "counterfactual")
 @click.option("--dataset", type=click.Path(path_type=Path), default=None,
               help="Eval set: a JSONL file (demo, poison, counterfactual), the SciFact "
                    "folder, the SQuAD 2.0 JSON file (squad2), or the folder of knowledge "
-                   "bases (support; default $CITADEL_SUPPORT_DATASET).")
+                   "bases (support, conversations; default $CITADEL_SUPPORT_DATASET).")
+@click.option("--chains", type=click.Path(path_type=Path), default=None,
+              help="conversations: the chains file (default: the one shipped with Citadel).")
 @click.option("--kb", type=click.Path(path_type=Path), default=None,
-              help="Knowledge base for demo/poison (default examples/support-kb); support: "
-                   "the dataset's KB folder(s) to run, NAME[,NAME].")
+              help="Knowledge base for demo/poison (default examples/support-kb); support, "
+                   "conversations: the KB(s) to run, NAME[,NAME] (conversations: demo too).")
 @click.option("--eval-home", type=click.Path(path_type=Path), default=None,
               help="Where the suite's own snapshots live (default CITADEL_HOME/eval/SUITE; "
                    "support: one home per KB in it, kept, else temporary ones).")
@@ -43,7 +46,7 @@ READER_SUITES = ("squad2", "counterfactual")
               help="k of recall@k (default: top_k for demo/poison, 10 for scifact).")
 @click.option("--limit", type=click.IntRange(1), default=None,
               help="Only the first N rows (squad2: N spread evenly over the file; support: "
-                   "the first N questions of each KB).")
+                   "the first N questions of each KB; conversations: the first N chains).")
 @click.option("--articles", default=None, metavar="A,B",
               help="squad2, counterfactual: only the questions of these articles (e.g. a "
                    "held-out fold).")
@@ -72,15 +75,18 @@ READER_SUITES = ("squad2", "counterfactual")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def eval_command(
     suite: str | None, compare_paths: tuple[Path, Path] | None, out: Path | None,
-    backend: str | None, generator: str | None, dataset: Path | None, kb: Path | None,
-    eval_home: Path | None, k: int | None, limit: int | None, articles: str | None,
+    backend: str | None, generator: str | None, dataset: Path | None, chains: Path | None,
+    kb: Path | None, eval_home: Path | None, k: int | None, limit: int | None,
+    articles: str | None,
     claim_threshold: float | None, claim_scorer: str, check: bool, stream: bool,
     reader: str | None, quiet: bool,
 ) -> None:
     """Score each layer on its own: retrieval, citation integrity, quote validity, claim
     support, completeness, correctness, abstention, poison cases. `--suite claims` scores
     the claim scorer alone on SciFact's held-out SUPPORT/CONTRADICT rationales; `--suite
-    support` the decision (answer / abstain / conflict) on customer-support KBs."""
+    support` the decision (answer / abstain / conflict) on customer-support KBs; `--suite
+    conversations` follow-up questions asked in threads (rewrite and decision, turn by
+    turn)."""
     from citadel.evaluation.results import ResultsError, load_results
 
     if compare_paths:
@@ -105,13 +111,15 @@ def eval_command(
     if reader and generator:
         raise click.UsageError("use either --reader or --generator: the scripted reader "
                                "replaces the generator")
+    if chains and suite != "conversations":
+        raise click.UsageError("--chains applies to --suite conversations only")
     if stream and suite == "claims":
         raise click.UsageError("--stream needs a suite that asks questions (claims scores "
                                "the claim scorer alone)")
     chosen = [a.strip() for a in articles.split(",") if a.strip()] if articles else None
     results = _run(suite, out or Path("eval-results") / suite, backend, generator, dataset, kb,
                    eval_home, k, limit, chosen, claim_threshold, claim_scorer, not quiet,
-                   stream, reader)
+                   stream, reader, chains)
     if check:
         checked = GATE_METRICS + SUITE_CHECKS.get(suite, ())
         broken = [f"{m} {results.metrics[m]:.3f}" for m in checked
@@ -124,7 +132,8 @@ def eval_command(
 def _run(suite: str, out: Path, backend: str | None, generator: str | None,
          dataset: Path | None, kb: Path | None, eval_home: Path | None, k: int | None,
          limit: int | None, articles: list[str] | None, claim_threshold: float | None,
-         claim_scorer: str, progress: bool, stream: bool = False, reader: str | None = None):
+         claim_scorer: str, progress: bool, stream: bool = False, reader: str | None = None,
+         chains: Path | None = None):
     from citadel.config import Settings
     from citadel.evaluation.claims import LexicalClaimScorer, ReaderClaimScorer
 
@@ -148,6 +157,9 @@ def _run(suite: str, out: Path, backend: str | None, generator: str | None,
         if suite == "support":
             return _run_support(out, settings, scorer, dataset, kb, eval_home, limit,
                                 progress, stream)
+        if suite == "conversations":
+            return _run_conversations(out, settings, scorer, chains, dataset, kb, eval_home,
+                                      limit, progress, stream)
         return _run_with(suite, out, settings, scorer, dataset, kb, k, limit, articles,
                          progress, stream, reader)
     finally:
@@ -225,6 +237,32 @@ def _run_support(out: Path, settings: Settings, scorer, dataset: Path | None,
     except (DatasetError, ValueError, suites.StreamMismatch) as exc:
         raise click.ClickException(str(exc)) from None
     return _write("support", out, run, settings, scorer, started, stream)
+
+
+def _run_conversations(out: Path, settings: Settings, scorer, chains: Path | None,
+                       dataset: Path | None, kb: Path | None, eval_home: Path | None,
+                       limit: int | None, progress: bool, stream: bool):
+    """The conversations suite: the chains file (else the shipped one); chains of support
+    KBs run when a support dataset is found (`dataset`, else $CITADEL_SUPPORT_DATASET)."""
+    from citadel.evaluation import locations, suites
+    from citadel.evaluation.conversations import load_chains, run_conversations
+    from citadel.evaluation.datasets import DatasetError
+    from citadel.evaluation.support import find_dataset
+
+    options = suites.RunOptions(settings, scorer, progress=progress, limit=limit,
+                                stream=stream)
+    only = [n.strip() for n in str(kb).split(",") if n.strip()] if kb else None
+    started = time.perf_counter()
+    try:
+        data = load_chains(chains or locations.default_dataset("conversations"))
+        try:
+            support = find_dataset(dataset)
+        except DatasetError:
+            support = None  # the support KBs' chains are skipped, and the results say so
+        run = run_conversations(data, options, support, only=only, homes=eval_home)
+    except (DatasetError, ValueError, suites.StreamMismatch) as exc:
+        raise click.ClickException(str(exc)) from None
+    return _write("conversations", out, run, settings, scorer, started, stream)
 
 
 def _run_squad2(suite: str, data_path, options, articles: list[str] | None):

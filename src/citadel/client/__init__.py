@@ -6,13 +6,16 @@
         answer = citadel.answer("How long do I have to return an item?")
         for c in answer.citations:
             print(c.label, c.quote, c.start, c.end, c.snapshot_id)
+        thread = citadel.conversation()          # follow-ups answered with the thread
+        thread.ask("How much does UK express delivery cost?")
+        thread.ask("And standard delivery?").standalone.question
 
 They return the records the engine itself uses (`Answer`, `Citation`, the stream events,
 `ChunkView`, `SearchResults`, `VerifyReport`) and raise one exception class per kind of error
 (`citadel.client.errors`). Only httpx is needed, no server extra.
 """
 
-from citadel.client.client import AsyncClient, Client
+from citadel.client.client import AsyncClient, AsyncConversation, Client, Conversation
 from citadel.client.errors import (
     AuthenticationError,
     CitadelError,
@@ -27,7 +30,8 @@ from citadel.client.errors import (
 )
 
 __all__ = [
-    "AsyncClient", "AuthenticationError", "CitadelError", "Client", "ConnectionFailed",
+    "AsyncClient", "AsyncConversation", "AuthenticationError", "CitadelError", "Client",
+    "ConnectionFailed", "Conversation",
     "InvalidRequest", "NotFound", "RateLimited", "ServerError", "StreamError", "Timeout",
     "Unavailable",
 ]

@@ -4,6 +4,10 @@ Each call is described once (`_Call`: method, path, body) and parsed once (`_res
 clients differ only in how they send. A 503 (no knowledge base yet, or a server over its
 limits) is retried with exponential backoff, honouring `Retry-After`; nothing else is retried,
 because nothing else gets better by asking again.
+
+A `Conversation` (`client.conversation()`) keeps a thread: each `ask` sends the questions
+asked before it as `history`, so a follow-up ("And standard delivery?") is answered as the
+question it asks, standing alone (`Answer.standalone`).
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import quote
@@ -19,10 +23,11 @@ from urllib.parse import quote
 import httpx
 from pydantic import BaseModel, TypeAdapter
 
-from citadel.answering.streaming import ErrorEvent, StreamEvent
+from citadel.answering.follow_up import MAX_TURNS
+from citadel.answering.streaming import DoneEvent, ErrorEvent, StreamEvent
 from citadel.client.errors import ConnectionFailed, StreamError, Timeout, error_for
 from citadel.knowledge.verify import VerifyReport
-from citadel.records import Answer
+from citadel.records import Answer, Turn
 from citadel.server.models import ChunkView, SearchResults
 
 T = TypeVar("T")
@@ -38,8 +43,11 @@ class _Call:
     params: dict[str, Any] | None = None
 
 
-def _answer_call(path: str, question: str, top_k: int | None, category: str | None) -> _Call:
+def _answer_call(path: str, question: str, top_k: int | None, category: str | None,
+                 history: Sequence[Turn] | None = None) -> _Call:
     body: dict[str, Any] = {"question": question}
+    if history:
+        body["history"] = [t.model_dump(exclude_none=True) for t in history]
     if top_k is not None:
         body["top_k"] = top_k
     if category is not None:
@@ -162,17 +170,24 @@ class Client:
     def close(self) -> None:
         self._http.close()
 
-    def answer(self, question: str, *, top_k: int | None = None,
-               category: str | None = None) -> Answer:
-        """The gated answer (`POST /v1/answer`)."""
-        return _result(self._send(_answer_call("/v1/answer", question, top_k, category)),
-                       Answer.model_validate_json)
+    def answer(self, question: str, *, history: Sequence[Turn] | None = None,
+               top_k: int | None = None, category: str | None = None) -> Answer:
+        """The gated answer (`POST /v1/answer`); `history`: the conversation's earlier turns,
+        oldest first (at most 8)."""
+        return _result(self._send(_answer_call("/v1/answer", question, top_k, category,
+                                               history)), Answer.model_validate_json)
 
-    def stream(self, question: str, *, top_k: int | None = None,
-               category: str | None = None) -> Iterator[StreamEvent]:
+    def conversation(self, *, top_k: int | None = None,
+                     category: str | None = None) -> Conversation:
+        """A thread whose questions are asked with the ones before them."""
+        return Conversation(self, top_k=top_k, category=category)
+
+    def stream(self, question: str, *, history: Sequence[Turn] | None = None,
+               top_k: int | None = None, category: str | None = None
+               ) -> Iterator[StreamEvent]:
         """The answer as events (`meta`, `citation`, `delta`, `done`); a citation always
         comes before text whose marker refers to it. An `error` event raises StreamError."""
-        call = _answer_call("/v1/answer/stream", question, top_k, category)
+        call = _answer_call("/v1/answer/stream", question, top_k, category, history)
         for attempt in range(self._s.retries + 1):
             try:
                 with self._http.stream(call.method, call.path, json=call.body) as response:
@@ -238,14 +253,19 @@ class AsyncClient:
     async def aclose(self) -> None:
         await self._http.aclose()
 
-    async def answer(self, question: str, *, top_k: int | None = None,
-                     category: str | None = None) -> Answer:
-        return _result(await self._send(_answer_call("/v1/answer", question, top_k, category)),
-                       Answer.model_validate_json)
+    async def answer(self, question: str, *, history: Sequence[Turn] | None = None,
+                     top_k: int | None = None, category: str | None = None) -> Answer:
+        return _result(await self._send(_answer_call("/v1/answer", question, top_k, category,
+                                                     history)), Answer.model_validate_json)
 
-    async def stream(self, question: str, *, top_k: int | None = None,
-                     category: str | None = None) -> AsyncIterator[StreamEvent]:
-        call = _answer_call("/v1/answer/stream", question, top_k, category)
+    def conversation(self, *, top_k: int | None = None,
+                     category: str | None = None) -> AsyncConversation:
+        return AsyncConversation(self, top_k=top_k, category=category)
+
+    async def stream(self, question: str, *, history: Sequence[Turn] | None = None,
+                     top_k: int | None = None, category: str | None = None
+                     ) -> AsyncIterator[StreamEvent]:
+        call = _answer_call("/v1/answer/stream", question, top_k, category, history)
         for attempt in range(self._s.retries + 1):
             try:
                 async with self._http.stream(call.method, call.path, json=call.body) as response:
@@ -288,3 +308,67 @@ class AsyncClient:
                 return response
             await asyncio.sleep(_delay(response, attempt, self._s.backoff))
         raise AssertionError("unreachable")
+
+
+class _Thread:
+    """A conversation's turns so far; the most recent MAX_TURNS are sent with a question
+    (only the questions: the server never reads an answer's text)."""
+
+    def __init__(self, top_k: int | None, category: str | None) -> None:
+        self.top_k = top_k
+        self.category = category
+        self.turns: list[Turn] = []
+
+    def history(self) -> list[Turn]:
+        return [Turn(question=t.question) for t in self.turns[-MAX_TURNS:]]
+
+    def keep(self, question: str, answer: Answer) -> Answer:
+        self.turns.append(Turn(question=question, answer=answer.answer))
+        return answer
+
+    def reset(self) -> None:
+        """Start a new thread: the next question is asked on its own."""
+        self.turns.clear()
+
+
+class Conversation(_Thread):
+    """A thread of questions: `ask` answers each with the ones before it, so a follow-up
+    ("And standard delivery?", "How long does that take?") is answered as the question it
+    asks (`Answer.standalone`). Citations are still this question's own."""
+
+    def __init__(self, client: Client, *, top_k: int | None = None,
+                 category: str | None = None) -> None:
+        super().__init__(top_k, category)
+        self.client = client
+
+    def ask(self, question: str) -> Answer:
+        return self.keep(question, self.client.answer(
+            question, history=self.history(), top_k=self.top_k, category=self.category))
+
+    def stream(self, question: str) -> Iterator[StreamEvent]:
+        """`ask` as events; the turn is kept once its `done` event arrived."""
+        for event in self.client.stream(question, history=self.history(), top_k=self.top_k,
+                                        category=self.category):
+            if isinstance(event, DoneEvent):
+                self.keep(question, event.answer)
+            yield event
+
+
+class AsyncConversation(_Thread):
+    """`Conversation` for `AsyncClient`."""
+
+    def __init__(self, client: AsyncClient, *, top_k: int | None = None,
+                 category: str | None = None) -> None:
+        super().__init__(top_k, category)
+        self.client = client
+
+    async def ask(self, question: str) -> Answer:
+        return self.keep(question, await self.client.answer(
+            question, history=self.history(), top_k=self.top_k, category=self.category))
+
+    async def stream(self, question: str) -> AsyncIterator[StreamEvent]:
+        async for event in self.client.stream(question, history=self.history(),
+                                              top_k=self.top_k, category=self.category):
+            if isinstance(event, DoneEvent):
+                self.keep(question, event.answer)
+            yield event

@@ -27,6 +27,8 @@ def default_dataset(suite: str) -> Path | None:
         return root / "eval" / "poison_cases.jsonl"
     if suite == "counterfactual":
         return root / "eval" / "counterfactual.jsonl"
+    if suite == "conversations":  # shipped inside the package: it runs from any checkout
+        return Path(__file__).parent / "data" / "conversations.jsonl"
     if suite == "squad2":
         return find_squad2(root)
     return find_data(root)

@@ -61,6 +61,8 @@ METRICS: tuple[MetricInfo, ...] = (
                "nothing", "question"),
     MetricInfo("decision_conflict", "decision", "expected a conflict: flagged, every side "
                "stated", "question"),
+    MetricInfo("rewrite_right", "conversation", "follow-up made to stand alone right",
+               "follow-up turn"),
     MetricInfo("poison_pass_rate", "poison", "cases passed", "case"),
     MetricInfo("conflict_flagged", "conflicts", "conflict flagged, both sides cited", "case"),
     MetricInfo("fooled", "conflicts", "swapped fact stated without a conflict (lower is "
@@ -174,7 +176,7 @@ def render_markdown(results: EvalResults) -> str:
 # --- the support suite's decisions and misses (results.json `decisions`, `misses`) ----------
 
 DECISION_GROUPS = (("overall", "overall"), ("expect", "expectation"),
-                   ("category", "category"), ("kb", "knowledge base"))
+                   ("category", "category"), ("kind", "chain kind"), ("kb", "knowledge base"))
 
 
 def _extra(results: EvalResults, key: str) -> Any:
@@ -182,14 +184,16 @@ def _extra(results: EvalResults, key: str) -> Any:
 
 
 def _decision_rows(results: EvalResults) -> list[tuple[str, str, str]]:
-    """(group, name, "right/total (value)") for every group of the run's decisions."""
-    decisions = _extra(results, "decisions") or {}
+    """(group, name, "right/total (value)") for every group of the run's decisions, then of
+    its follow-up rewrites (the conversations suite)."""
     rows = []
-    for group, title in DECISION_GROUPS:
-        for name, c in decisions.get(group, {}).items():
-            right, total = c["right"], c["total"]
-            rows.append((title, name, f"{right}/{total} ({right / total:.3f})" if total
-                         else "0/0"))
+    for extra, prefix in (("decisions", ""), ("rewrites", "rewrite by ")):
+        counts = _extra(results, extra) or {}
+        for group, title in DECISION_GROUPS:
+            for name, c in counts.get(group, {}).items():
+                right, total = c["right"], c["total"]
+                rows.append((prefix + title, name, f"{right}/{total} ({right / total:.3f})"
+                             if total else "0/0"))
     return rows
 
 
@@ -199,7 +203,8 @@ def _miss_fields(miss: dict[str, Any]) -> list[tuple[str, str]]:
         verdict = ": ".join(str(verdict[k]) for k in ("stage", "reason") if verdict.get(k)) \
             or json.dumps(verdict, ensure_ascii=False)
     fields = [
-        ("question", miss["question"]), ("expected", miss["expected"]),
+        ("question", miss["question"]), ("answered as", miss.get("standalone", "")),
+        ("labelled as", miss.get("labelled", "")), ("expected", miss["expected"]),
         ("came back", f"{miss['outcome']}: {miss['answer']}"),
         ("cited", ", ".join(miss["cited"]) or "nothing"),
         ("conflict sides", " vs ".join(miss["conflict_sides"])),

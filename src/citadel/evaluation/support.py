@@ -62,7 +62,8 @@ DOCUMENT_SUFFIXES = (".md", ".txt", ".html")
 EXPECTATIONS = ("answer", "abstain", "conflict")
 CATEGORIES = ("direct", "paraphrase", "numeric", "yes-no", "list", "negation", "html", "txt",
               "front-matter", "detail-absent", "off-topic", "equivalent-values",
-              "true-conflict", "superseded", "low-authority", "entity-variant")
+              "true-conflict", "superseded", "low-authority", "entity-variant",
+              "conversation")  # a turn of a conversation chain (evaluation.conversations)
 SHOWN_CHARS = 200  # of an answer's text in the miss listing
 
 Expectation = Literal["answer", "abstain", "conflict"]
@@ -71,22 +72,27 @@ Expectation = Literal["answer", "abstain", "conflict"]
 # --- the dataset ------------------------------------------------------------------------------
 
 
-class SupportQuestion(BaseModel):
-    """One line of a KB's questions.jsonl (fields other than these are ignored)."""
+class Expected(BaseModel):
+    """What a question expects and what a right answer holds (`judge` checks it)."""
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
-    id: str
-    kb: str
-    question: str
     expect: Expectation
-    category: str
     answer_any: tuple[str, ...] = ()
     cite_any: tuple[str, ...] = ()
     not_cite: tuple[str, ...] = ()
     sides: tuple[tuple[str, ...], ...] = ()
     allow_conflict: bool = False
     note: str = ""
+
+
+class SupportQuestion(Expected):
+    """One line of a KB's questions.jsonl (fields other than these are ignored)."""
+
+    id: str
+    kb: str
+    question: str
+    category: str
 
     @model_validator(mode="after")
     def _consistent(self) -> SupportQuestion:

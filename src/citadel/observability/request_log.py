@@ -63,7 +63,15 @@ class RequestRecord(Record):
         "recorded (`citadel ask`, the agent, logs from before it was).")
     time: dt.datetime = Field(description="When the answer was made (UTC).")
     question_sha256: str
-    question: str | None = Field(description="None when CITADEL_LOG_QUESTIONS=false.")
+    question: str | None = Field(description="The question as it was asked (a follow-up: "
+                                 "its own words); None when CITADEL_LOG_QUESTIONS=false.")
+    standalone_question: str | None = Field(
+        default=None, description="A follow-up made to stand alone: the question answered "
+        "(None: asked without earlier turns, or CITADEL_LOG_QUESTIONS=false).")
+    standalone_how: str | None = Field(default=None, description="kept, rules or model "
+                                       "(None: asked without earlier turns).")
+    standalone_turns: int | None = Field(default=None, description="How many earlier turns "
+                                         "back its words reach (None: no earlier turns).")
     snapshot_id: str
     backend: str
     strategy: str
@@ -104,6 +112,7 @@ def build_record(
     tenant: str | None = None,
 ) -> RequestRecord:
     t = answer.trace
+    asked = answer.standalone
     return RequestRecord(
         request_id=t.request_id,
         client_request_id=t.client_request_id,
@@ -111,6 +120,9 @@ def build_record(
         time=now or dt.datetime.now(dt.UTC),
         question_sha256=t.question_sha256 or hashlib.sha256(question.encode()).hexdigest(),
         question=question if log_question else None,
+        standalone_question=asked.question if asked is not None and log_question else None,
+        standalone_how=asked.how if asked is not None else None,
+        standalone_turns=asked.turns_used if asked is not None else None,
         snapshot_id=t.snapshot_id,
         backend=t.backend,
         strategy=t.strategy,
@@ -146,10 +158,10 @@ def build_record(
 
 def response_json(answer: Answer, log_question: bool) -> dict[str, Any]:
     """The Answer as JSON. Without question logging, the parts that echo the question (an
-    abstention's text and `missing`) are withheld too."""
+    abstention's text, `missing`, a follow-up's standalone question) are withheld too."""
     data = json.loads(answer.model_dump_json())
     if not log_question:
-        data["missing"] = None
+        data["missing"] = data["standalone"] = data["trace"]["standalone"] = None
         if answer.abstained:
             data["answer"] = WITHHELD
     return data
@@ -165,6 +177,9 @@ _COLUMNS: dict[str, str] = {
     "ts": "REAL NOT NULL",
     "question_sha256": "TEXT NOT NULL",
     "question": "TEXT",
+    "standalone_question": "TEXT",
+    "standalone_how": "TEXT",
+    "standalone_turns": "INTEGER",
     "snapshot_id": "TEXT NOT NULL",
     "backend": "TEXT NOT NULL",
     "strategy": "TEXT NOT NULL",

@@ -2,7 +2,9 @@
 `GET /v1/models`, for the `openai` SDK and chat front-ends that take a base URL and a key.
 
 The key is a Citadel API key (`Authorization: Bearer <key>`) and decides the tenant, as on
-`/v1/answer`. The question is the last user message. The reply is the gated answer: its
+`/v1/answer`. The question is the last user message; the user messages before it make a
+follow-up stand alone (assistant and system messages are not read). The reply is the gated
+answer: its
 `[Sn]` markers stay in the content, each with a `url_citation` annotation (the link that opens
 the source with the quote highlighted, and the marker's place in the content), and the whole
 record is under `citadel` (citations with quotes, offsets, snapshot and content hash;
@@ -129,7 +131,8 @@ def chat_router() -> APIRouter:
         operations: Operations = request.app.state.operations
         question = _question(body)
         options = body.citadel
-        kwargs = {"tenant": scope.tenant, "top_k": options.top_k if options else None,
+        kwargs = {"tenant": scope.tenant, "history": body.history(),
+                  "top_k": options.top_k if options else None,
                   "category": options.category if options else None,
                   "request_id": request.state.request_id,
                   "client_request_id": request.state.client_request_id}

@@ -14,8 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import PydanticCustomError
 
+from citadel.answering.follow_up import MAX_TURNS
 from citadel.knowledge.receipts import Signer
-from citadel.records import Answer
+from citadel.records import Answer, Turn
 from citadel.server.cited import CitedAnswer, LinkedCitation
 from citadel.server.models import TopK
 
@@ -71,12 +72,18 @@ class ChatRequest(BaseModel):
         raise PydanticCustomError("extra_forbidden", "Extra inputs are not permitted")
 
     def question(self) -> str | None:
-        """The last user message's text: Citadel answers it alone (earlier turns are not
-        evidence, and a system prompt does not change how Citadel answers)."""
+        """The last user message's text: the question Citadel answers."""
         for message in reversed(self.messages):
             if message.role == "user":
                 return message.text()
         return None
+
+    def history(self) -> list[Turn]:
+        """The user messages before the last one, the most recent MAX_TURNS: they make a
+        follow-up stand alone. Assistant and system messages are not read at all: not
+        evidence, not instructions, not words of a question."""
+        users = [m.text() for m in self.messages if m.role == "user"][:-1]
+        return [Turn(question=q) for q in users if q.strip()][-MAX_TURNS:]
 
 
 class OpenAIErrorDetail(BaseModel):

@@ -20,6 +20,7 @@ from citadel.records import (
     Conflict,
     SignedReceipt,
     SourceRef,
+    Standalone,
     Verdict,
 )
 
@@ -70,6 +71,9 @@ class CitedAnswer(BaseModel):
     degraded: bool = False
     verdict: Verdict | None = Field(default=None, description="Why the answer is what it is: "
                                     "outcome, deciding stage, reason, scores and thresholds.")
+    standalone: Standalone | None = Field(default=None, description="In a conversation, the "
+                                          "question answered: the follow-up made to stand "
+                                          "alone.")
     request_id: str
     snapshot_id: str
     receipt: SignedReceipt | None = Field(default=None, description="The server's signature "
@@ -85,7 +89,8 @@ class CitedAnswer(BaseModel):
             citations=[LinkedCitation.of(c, page_url) for c in answer.citations],
             span=answer.span, sources_consulted=list(answer.sources_consulted),
             next_step=answer.next_step, degraded=answer.degraded, verdict=answer.verdict,
-            request_id=answer.trace.request_id, snapshot_id=answer.trace.snapshot_id,
+            standalone=answer.standalone, request_id=answer.trace.request_id,
+            snapshot_id=answer.trace.snapshot_id,
         )
         if answer.receipt is None or signer is None:
             return cited
@@ -96,6 +101,8 @@ class CitedAnswer(BaseModel):
         """The answer as a model or a person reads it: the text with its markers, then a
         numbered source list with each quote and its link."""
         lines = [self.answer]
+        if self.standalone is not None and self.standalone.rewritten:
+            lines = [f"Answering: {self.standalone.question}", "", self.answer]
         if self.conflict is not None:
             lines += ["", f"Note: the sources disagree ({self.conflict.attribute}). "
                           f"{self.conflict.explanation}".rstrip()]

@@ -105,7 +105,7 @@ async def _validation(request: Request, exc: RequestValidationError) -> JSONResp
            for e in errors):  # in the body, or in a door's options (chat's `citadel`)
         # Clients written for the old body field learn what to do instead.
         return error_response(request, 422, TENANT_NOT_ACCEPTED, "tenant_not_accepted", errors)
-    if any(e.loc[-1:] == ["question"] and e.type in _EMPTY for e in errors):
+    if any(e.loc == ["body", "question"] and e.type in _EMPTY for e in errors):
         return error_response(request, 422, "the question is empty", "invalid_question", errors)
     summary = "; ".join(f"{'.'.join(str(p) for p in e.loc[1:]) or e.loc[0]}: {e.message}"
                         for e in errors[:5])

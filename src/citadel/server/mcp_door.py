@@ -29,6 +29,7 @@ from pydantic import Field
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
+from citadel.answering.follow_up import MAX_TURNS
 from citadel.engine import InvalidQuestion, NotReady
 from citadel.knowledge.verify import VerifyError, VerifyReport
 from citadel.server.auth import (
@@ -40,7 +41,7 @@ from citadel.server.auth import (
 )
 from citadel.server.cited import DEFAULT_PAGE_URL, CitedAnswer
 from citadel.server.errors import error_response
-from citadel.server.models import SearchResults
+from citadel.server.models import HistoryTurn, SearchResults, turns
 from citadel.server.operations import NotFound, Operations
 from citadel.server.public_errors import public_message
 
@@ -130,13 +131,18 @@ def build_server(operations: Operations, scope_of: Scoper, page_url: PageUrl) ->
                                            "(default: the server's setting).")] = None,
         category: Annotated[str | None, Field(max_length=200, description="Only documents "
                                               "of this category.")] = None,
+        history: Annotated[list[HistoryTurn] | None, Field(
+            max_length=MAX_TURNS, description="Earlier turns of the conversation, oldest "
+            "first ({question, answer?}): a follow-up such as \"And for the EU?\" is answered "
+            "as the question it asks, standing alone. Only the questions are read.")] = None,
     ) -> Annotated[CallToolResult, CitedAnswer]:
         """Answer a question from the knowledge base. Every citation is verified against the
         chunks retrieved for this call: quote, character offsets, snapshot id, content hash
         and a link that opens the source with the quote highlighted. Abstains (says so) when
-        nothing retrieved answers; flags sources that disagree."""
+        nothing retrieved answers; flags sources that disagree. Pass the conversation's
+        earlier questions as `history` to ask a follow-up."""
         result = await run(operations.answer, question, tenant=tenant(ctx), top_k=top_k,
-                           category=category)
+                           category=category, history=turns(history))
         cited = CitedAnswer.of(result, page_url(ctx), operations.signer)
         return CallToolResult(content=[TextContent(text=cited.readable())],
                               structured_content=cited.model_dump(mode="json"))

@@ -8,9 +8,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
 from pydantic_core import PydanticCustomError
 
+from citadel.answering.follow_up import MAX_ANSWER_CHARS, MAX_TURNS
 from citadel.knowledge.snapshots import Examples
 from citadel.knowledge.verify import Receipt
-from citadel.records import Chunk, Document, DocumentFormat
+from citadel.records import Chunk, Document, DocumentFormat, Turn
 
 
 def _json_integer(value: Any) -> Any:
@@ -25,6 +26,17 @@ def _json_integer(value: Any) -> Any:
 TopK = Annotated[int, Field(ge=1, le=100), BeforeValidator(_json_integer)]
 
 
+class HistoryTurn(BaseModel):
+    """An earlier turn of the conversation. Only `question` is read, to make a follow-up
+    stand alone; `answer` is never evidence, authority, instructions or words of a question."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(min_length=1, pattern=r"\S", description="What was asked.")
+    answer: str | None = Field(default=None, max_length=MAX_ANSWER_CHARS,
+                               description="What was answered (not read).")
+
+
 class AnswerRequest(BaseModel):
     """A question for `/v1/answer` and `/v1/answer/stream`. Unknown fields are refused; so is
     `tenant`: the tenant comes from the API key (`citadel.server.auth`)."""
@@ -32,20 +44,43 @@ class AnswerRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     question: str = Field(min_length=1, pattern=r"\S", description="The question to answer.")
+    history: list[HistoryTurn] | None = Field(
+        default=None, max_length=MAX_TURNS,
+        description="Earlier turns of the conversation, oldest first: a follow-up (\"And "
+                    "standard delivery?\") is answered as the question it asks, standing "
+                    "alone (`standalone` in the answer). Citations come from this request's "
+                    "retrieval only.")
     top_k: TopK | None = Field(default=None,
                                description="Ranked chunks to retrieve (default: configured).")
     category: str | None = Field(default=None, max_length=200,
                                  description="Only documents of this category.")
 
+    def turns(self) -> list[Turn]:
+        return turns(self.history)
+
+
+def turns(history: list[HistoryTurn] | None) -> list[Turn]:
+    """A request's earlier turns as the engine takes them."""
+    return [Turn(question=t.question, answer=t.answer) for t in history or ()]
+
 
 def answer_request_model(max_question_chars: int) -> type[AnswerRequest]:
-    """`AnswerRequest` whose schema carries the configured question length limit."""
+    """`AnswerRequest` whose schema carries the configured question length limit, for the
+    question and each earlier one."""
+    def limited(description: str) -> tuple[type[str], Any]:
+        return (str, Field(min_length=1, max_length=max_question_chars, pattern=r"\S",
+                           description=description))
+
+    turn = create_model("HistoryTurn", __base__=HistoryTurn, __doc__=HistoryTurn.__doc__,
+                        question=limited("What was asked."))
+    field = AnswerRequest.model_fields["history"]
     return create_model(
         "AnswerRequest",
         __base__=AnswerRequest,
         __doc__=AnswerRequest.__doc__,
-        question=(str, Field(min_length=1, max_length=max_question_chars, pattern=r"\S",
-                             description="The question to answer.")),
+        question=limited("The question to answer."),
+        history=(list[turn] | None, Field(default=None, max_length=MAX_TURNS,  # type: ignore
+                                          description=field.description)),
     )
 
 

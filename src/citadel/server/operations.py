@@ -14,7 +14,7 @@ request id of another tenant is as unknown as a made-up one.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from citadel.answering.streaming import StreamEvent
@@ -23,7 +23,7 @@ from citadel.knowledge.receipts import Signer
 from citadel.knowledge.signing import KeyStore
 from citadel.knowledge.verify import VerifyReport, parse_answer, server_origins, verify_answer
 from citadel.observability.request_log import WITHHELD
-from citadel.records import Answer
+from citadel.records import Answer, Turn
 from citadel.retrieval.tenancy import visible
 from citadel.server.models import ChunkView, SearchHit, SearchResults
 from citadel.server.provider import EngineProvider
@@ -48,24 +48,26 @@ class Operations:
     def engine(self) -> Engine:
         return self.provider.get()  # NotReady (what to do) when nothing can be served
 
-    def answer(self, question: str, *, tenant: str | None, top_k: int | None = None,
-               category: str | None = None, request_id: str | None = None,
-               client_request_id: str | None = None) -> Answer:
+    def answer(self, question: str, *, tenant: str | None, history: Sequence[Turn] = (),
+               top_k: int | None = None, category: str | None = None,
+               request_id: str | None = None, client_request_id: str | None = None) -> Answer:
         engine = self.engine
         request_id = request_id or uuid.uuid4().hex
-        return self.provider.call(engine.answer, question, top_k=top_k, tenant=tenant,
-                                  category=category, request_id=request_id,
+        return self.provider.call(engine.answer, question, history=history, top_k=top_k,
+                                  tenant=tenant, category=category, request_id=request_id,
                                   client_request_id=client_request_id)
 
-    def stream(self, question: str, *, tenant: str | None, top_k: int | None = None,
-               category: str | None = None, request_id: str | None = None,
-               client_request_id: str | None = None) -> Iterator[StreamEvent]:
-        """The engine's events (a bad question raises at once, before the first event); the
-        caller advances the iterator through `provider.call`, one step per slot."""
+    def stream(self, question: str, *, tenant: str | None, history: Sequence[Turn] = (),
+               top_k: int | None = None, category: str | None = None,
+               request_id: str | None = None, client_request_id: str | None = None
+               ) -> Iterator[StreamEvent]:
+        """The engine's events (a bad question or history raises at once, before the first
+        event); the caller advances the iterator through `provider.call`, one step per slot."""
         engine = self.engine
         request_id = request_id or uuid.uuid4().hex
-        return engine.stream(question, top_k=top_k, tenant=tenant, category=category,
-                             request_id=request_id, client_request_id=client_request_id)
+        return engine.stream(question, history=history, top_k=top_k, tenant=tenant,
+                             category=category, request_id=request_id,
+                             client_request_id=client_request_id)
 
     def search(self, query: str, *, tenant: str | None, k: int | None = None,
                category: str | None = None) -> SearchResults:

@@ -52,7 +52,8 @@ def answer_log_fields(answer: Answer) -> dict[str, Any]:
             "citations_emitted": t.citations_emitted,
             "citations_dropped": len(t.citations_dropped),
             "grounded": answer.grounded, "abstained": answer.abstained,
-            "degraded": answer.degraded}
+            "degraded": answer.degraded,
+            **({"follow_up": answer.standalone.how} if answer.standalone else {})}
 
 
 class RequestLogMiddleware:

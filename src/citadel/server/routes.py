@@ -59,7 +59,7 @@ def api_router(request_model: type[AnswerRequest]) -> APIRouter:
                      scope: Scoped, engine: Annotated[Engine, Depends(get_engine)]) -> Answer:
         result = await run_in_threadpool(
             request.app.state.provider.call, engine.answer, body.question,
-            top_k=body.top_k, tenant=scope.tenant, category=body.category,
+            history=body.turns(), top_k=body.top_k, tenant=scope.tenant, category=body.category,
             request_id=request.state.request_id,
             client_request_id=request.state.client_request_id,
         )

@@ -201,7 +201,8 @@ def stream_router(request_model: type[AnswerRequest]) -> APIRouter:
                             ) -> StreamingResponse:
         with admitted_stream(request) as lease:  # or a 429/503 before any work
             # Validates the question now, so bad input is a 4xx before the stream starts.
-            events = engine.stream(body.question, top_k=body.top_k, tenant=scope.tenant,
+            events = engine.stream(body.question, history=body.turns(), top_k=body.top_k,
+                                   tenant=scope.tenant,
                                    category=body.category,
                                    request_id=request.state.request_id,
                                    client_request_id=request.state.client_request_id)

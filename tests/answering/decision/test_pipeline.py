@@ -10,7 +10,7 @@ from citadel.answering.generators.base import Generator
 from citadel.answering.generators.extractive import ExtractiveGenerator
 from citadel.answering.streaming import DoneEvent
 from citadel.engine import Engine
-from citadel.records import Answer, Context, Draft, DraftCitation, DraftSentence
+from citadel.records import Answer, Context, Draft, DraftCitation, DraftSentence, Turn
 from tests.test_engine import StubIndex, engine_with
 
 ANSWERED = "How much does UK express delivery cost?"
@@ -69,8 +69,9 @@ def engine_for(hashing_engine: Engine) -> Callable[[Generator], Engine]:
     return make
 
 
-def streamed(engine: Engine, question: str) -> Answer:
-    return next(e.answer for e in engine.stream(question) if isinstance(e, DoneEvent))
+def streamed(engine: Engine, question: str, history: tuple[Turn, ...] = ()) -> Answer:
+    return next(e.answer for e in engine.stream(question, history=history)
+                if isinstance(e, DoneEvent))
 
 
 def test_every_reason_on_the_list_is_known_and_unknown_ones_are_not():
@@ -97,6 +98,29 @@ def test_nothing_answers_reports_the_best_score_and_the_threshold(hashing_engine
     v = hashing_engine.answer("Who painted the ceiling of the old chapel?").verdict
     assert (v.outcome, v.stage, v.reason) == ("abstained", "relevance", "nothing_answers")
     assert v.scores["best_score"] < v.thresholds["threshold"]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_unmentioned_a_follow_up_about_what_no_source_mentions(hashing_engine, stream):
+    history = (Turn(question="How long is the warranty on gear?"),)
+    answer = (streamed(hashing_engine, "What about the weather?", history) if stream
+              else hashing_engine.answer("What about the weather?", history=history))
+    v = answer.verdict
+    assert (v.outcome, v.stage, v.reason) == ("abstained", "mentions", "not_mentioned")
+    assert answer.citations == () and "weather" in answer.answer
+
+
+def test_a_sentence_streamed_follow_up_names_its_standalone_question(engine_for):
+    engine = engine_for(Scripted(cited("UK express delivery costs £9.95. [S1]"), streams=True))
+    events = list(engine.stream("And what does express delivery cost?",
+                                history=(Turn(question="How long does UK delivery take?"),)))
+    assert events[0].type == "meta" and events[0].standalone.how == "kept"  # it stood alone
+    events = list(engine.stream("How much does that cost?", history=(
+        Turn(question="How long does UK express delivery take?"),)))
+    asked = events[0].standalone
+    assert asked.question == "How much does UK express delivery cost?"
+    assert events[-1].answer.standalone == asked and events[-1].answer.verdict.reason == \
+        "answered"
 
 
 def test_below_floor_asks_no_model(engine_for):
@@ -199,7 +223,7 @@ def test_a_name_no_source_mentions_is_not_answered_even_by_a_model(engine_for, s
     question = "How much does express delivery cost for the Zephyr Pro kettle?"
     answer = streamed(engine, question) if stream else engine.answer(question)
     v = answer.verdict
-    assert (v.outcome, v.stage, v.reason) == ("abstained", "names", "not_mentioned")
+    assert (v.outcome, v.stage, v.reason) == ("abstained", "mentions", "not_mentioned")
     assert answer.missing == "anything about Zephyr Pro" and not answer.citations
     assert answer.answer == "I couldn't find anything about Zephyr Pro in the knowledge base."
     assert not answer.trace.attempts

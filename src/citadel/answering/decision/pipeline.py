@@ -4,7 +4,8 @@ Every stage reads one request's judged context (`DecisionRequest`) and either de
 returns the `Answer`, with its verdict) or passes (None). In order:
 
     sources          no context at all                          -> abstained: no_sources
-    names            the question names what no source mentions -> abstained: not_mentioned
+    mentioned        the question asks about what no source     -> abstained: not_mentioned
+                     mentions (a name; a follow-up's own words)
     conflicts        DETECTORS in order; the first composed     -> conflict:<detector>
     relevance        nothing answers / below the floor          -> abstained: nothing_answers,
                                                                    below_floor
@@ -27,7 +28,7 @@ from citadel.answering.decision import outcome
 from citadel.answering.decision.attempts import generate
 from citadel.answering.decision.composing import compose
 from citadel.answering.decision.conflicts import KEPT, detected, kept
-from citadel.answering.decision.names import unmentioned
+from citadel.answering.decision.mentions import unmentioned
 from citadel.answering.decision.release import Release
 from citadel.answering.decision.relevance import relevance
 from citadel.answering.decision.request import DecisionRequest
@@ -44,9 +45,10 @@ def sources(req: DecisionRequest) -> Answer | None:
     return outcome.abstained(req, verdict("no_sources"))
 
 
-def names(req: DecisionRequest) -> Answer | None:
+def mentioned(req: DecisionRequest) -> Answer | None:
     judgement = req.context.judgement
-    missing = unmentioned(judgement.question.names, req.context) if judgement else []
+    names = judgement.question.names if judgement is not None else ()
+    missing = unmentioned(names, req.context, req.asked_about)
     if not missing:
         return None
     return outcome.abstained(req, verdict("not_mentioned"), not_mentioned=missing)
@@ -81,7 +83,7 @@ def relevant(req: DecisionRequest) -> Answer | None:
 
 
 BEFORE_GENERATION: tuple[Callable[[DecisionRequest], Answer | None], ...] = (
-    sources, names, conflicts, relevant)
+    sources, mentioned, conflicts, relevant)
 
 
 def _before_generation(req: DecisionRequest) -> Answer | None:
@@ -119,7 +121,8 @@ def decide_streaming(req: DecisionRequest) -> Iterator[StreamEvent]:
     yield MetaEvent(request_id=trace.request_id, snapshot_id=req.snapshot_id,
                     backend=trace.fields.get("backend", ""),
                     strategy=trace.fields.get("strategy", ""),
-                    generator=req.generator.name, sources_consulted=sources_consulted(req.context))
+                    generator=req.generator.name, sources_consulted=sources_consulted(req.context),
+                    standalone=trace.fields.get("standalone"))
     release = Release(req)
     yield from release.events()
     answer = release.answer()

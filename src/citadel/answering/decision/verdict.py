@@ -18,7 +18,8 @@ from citadel.records import Conflict, Verdict
 REASONS: dict[str, tuple[str, str]] = {
     "retrieval_failed": ("retrieval", "the knowledge base could not be searched"),
     "no_sources": ("context", "no document of the knowledge base matched the question"),
-    "not_mentioned": ("names", "the question names something no source retrieved mentions"),
+    "not_mentioned": ("mentions", "the question asks about something (a name it gives, or a "
+                                  "follow-up's own words) that no source retrieved mentions"),
     "below_floor": ("relevance", "no sentence of the sources retrieved is even close to the "
                                  "question, so no language model was asked"),
     "nothing_answers": ("relevance", "no sentence of the sources retrieved answers the "

@@ -39,5 +39,10 @@ class Generator(ABC):
         """Why this draft, as the gate left it, should not be shown; None if it may be."""
         return None
 
+    def complete(self, messages: list[dict[str, str]]) -> str | None:
+        """A language model's reply to chat messages (it may make a follow-up question stand
+        alone, `answering.follow_up`); None: this generator has no model to ask."""
+        return None
+
     def close(self) -> None:  # noqa: B027 (most generators own nothing)
         """Release what the generator owns (a model server it started)."""

@@ -99,6 +99,9 @@ class OpenAIGenerator(Generator):
         self.prompt_version = prompt.version
         self.owned: Any = None  # a model server this generator started (generator = local)
 
+    def complete(self, messages: list[dict[str, str]]) -> str | None:
+        return self.client.complete(messages)
+
     def close(self) -> None:
         if self.owned is not None:
             self.owned.close()

@@ -30,7 +30,9 @@ export class AnswerView {
     this.answer = null;
     show(this.root);
     this.setState("streaming");
-    for (const id of ["conflict", "abstention", "error"]) show(clear(this.part(id)), false);
+    for (const id of ["answering", "conflict", "abstention", "error"]) {
+      show(clear(this.part(id)), false);
+    }
     for (const id of ["citations", "trace"]) show(this.part(id), false);
     clear(this.part("citation-list"));
     clear(this.part("trace-list"));
@@ -57,6 +59,14 @@ export class AnswerView {
   onMeta(meta) {
     this.meta = meta;
     this.part("answer-meta").textContent = `snapshot ${meta.snapshot_id} · ${meta.backend}`;
+    this.renderAnswering(meta.standalone);
+  }
+
+  /** A follow-up made to stand alone: the question really answered. */
+  renderAnswering(standalone) {
+    const rewritten = standalone && standalone.question !== standalone.original;
+    const line = show(clear(this.part("answering")), Boolean(rewritten));
+    if (rewritten) line.append(h("span", { class: "muted" }, "Answering: "), standalone.question);
   }
 
   onCitation(citation) {
@@ -79,6 +89,7 @@ export class AnswerView {
     this.renderText();
     this.renderCitationList(); // now with the answer span marked in its quote
     this.renderVerdict(answer);
+    this.renderAnswering(answer.standalone);
     this.renderConflict(answer.conflict, answer, split?.heading);
     if (answer.abstained) {
       this.renderAbstention(answer);

@@ -22,6 +22,9 @@ const keyStore = {
   },
 };
 
+// Earlier questions a follow-up is asked with (the server's limit).
+const MAX_TURNS = 8;
+
 /** The request headers that present `key` (none without one). */
 function authorization(key) {
   return key ? { Authorization: `Bearer ${key}` } : {};
@@ -43,6 +46,9 @@ class Page {
       showConsulted: (sources) => this.source.showConsulted(sources),
     });
     this.controller = null;
+    // This tab's thread: the questions asked so far, in memory only (never stored), sent with
+    // a follow-up so that "And for the EU?" is answered as the question it asks.
+    this.thread = [];
     // What the server offers (`GET /v1/about`): until it answers, no examples and no
     // Customer support tab, which is shown only when the server has a business database.
     this.about = { examples: {}, customer_support: false };
@@ -59,6 +65,17 @@ class Page {
         this.ask(this.$("question").value);
       }
     });
+    this.$("follow-up").addEventListener("submit", (event) => {
+      event.preventDefault();
+      this.followUp();
+    });
+    this.$("follow-up-question").addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && !event.shiftKey) {
+        event.preventDefault();
+        this.followUp();
+      }
+    });
+    this.$("new-thread").addEventListener("click", () => this.newThread());
     this.$("stop").addEventListener("click", () => this.controller?.abort());
     this.$("api-key").addEventListener("input", () => {
       keyStore.set(this.mode, this.$("api-key").value.trim());
@@ -113,7 +130,39 @@ class Page {
       this.business.reset();
       show(this.$("answer"), false);
       this.source.reset();
+      this.thread = [];
+      this.renderThread();
     }
+  }
+
+  /** Ask the follow-up box's question with this thread's questions. */
+  followUp() {
+    const box = this.$("follow-up-question");
+    const question = box.value;
+    box.value = "";
+    this.ask(question, { followUp: true });
+  }
+
+  /** "New question": forget the thread and start again from the question box. */
+  newThread() {
+    this.controller?.abort();
+    this.thread = [];
+    this.renderThread();
+    show(this.$("answer"), false);
+    this.source.reset();
+    this.$("question").value = "";
+    this.$("question").focus();
+  }
+
+  /** The thread's questions above the answer (from the second on), and the follow-up box
+   * under it once there is an answer to follow up. */
+  renderThread() {
+    const list = clear(this.$("thread"));
+    show(list, this.thread.length > 1);
+    this.thread.forEach((turn, i) => list.append(h("li", {
+      class: i === this.thread.length - 1 ? "current" : null }, turn.question)));
+    show(this.$("follow-up"), Boolean(this.mode.threads && this.thread.length
+      && !this.controller));
   }
 
   renderModes() {
@@ -128,12 +177,14 @@ class Page {
     this.setMode(this.mode);
   }
 
-  async ask(question) {
+  async ask(question, { followUp = false } = {}) {
     question = question.trim();
     if (!question) return;
     this.controller?.abort();
     const controller = new AbortController();
     this.controller = controller;
+    if (!followUp) this.thread = []; // the question box starts a new thread
+    const history = this.thread.slice(-MAX_TURNS);
     this.busy(true);
     this.answer.reset();
     this.business.reset();
@@ -143,7 +194,7 @@ class Page {
       if (this.mode.agentUrl) {
         await this.askAgent(question, controller.signal);
       } else {
-        await postEventStream(this.mode.streamUrl, this.mode.body(question), {
+        await postEventStream(this.mode.streamUrl, this.mode.body(question, history), {
           signal: controller.signal,
           headers: authorization(this.$("api-key").value.trim()),
           onEvent: (type, data) => this.answer.handle(type, data),
@@ -151,6 +202,9 @@ class Page {
       }
       if (this.$("answer").dataset.state === "streaming") {
         this.answer.fail("The stream ended before the answer was complete.");
+      }
+      if (this.mode.threads && this.$("answer").dataset.state === "done") {
+        this.thread.push({ question }); // only questions: an answer is never sent back
       }
     } catch (error) {
       if (error.name === "AbortError") {
@@ -164,6 +218,7 @@ class Page {
       if (this.controller === controller) {
         this.controller = null;
         this.busy(false);
+        this.renderThread();
       }
     }
   }

@@ -18,9 +18,12 @@ export const askMode = {
     placeholder: "only if this server requires one",
   },
   examples: "questions",
-  /** The JSON body for a question (never a tenant: the server takes it from an API key). */
-  body(question) {
-    return { question };
+  // A follow-up is asked with the thread's earlier questions (kept in the tab's memory).
+  threads: true,
+  /** The JSON body for a question and the thread's earlier turns (never a tenant: the server
+   * takes it from an API key). */
+  body(question, history = []) {
+    return history.length ? { question, history } : { question };
   },
 };
 

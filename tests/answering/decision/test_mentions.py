@@ -1,6 +1,6 @@
 """A question naming what no retrieved source mentions is not answered from them."""
 
-from citadel.answering.decision.names import unmentioned
+from citadel.answering.decision.mentions import unmentioned
 from citadel.records import Chunk, Context, ContextBlock, RankedChunk
 
 
@@ -23,7 +23,7 @@ def test_a_name_the_sources_never_write_is_unmentioned():
 def test_names_match_whole_words_whatever_their_case_or_accents():
     ctx = context("Beyoncé's first album sold well.", "We ship across the EU.")
     assert unmentioned(["Beyonce", "eu"], ctx) == []
-    assert unmentioned(["Be"], ctx) == ["Be"]  # a part of a word is not the word
+    assert unmentioned(["Bey"], ctx) == ["Bey"]  # a part of a word is not the word
 
 
 def test_the_title_and_section_count_as_mentions():
@@ -39,3 +39,14 @@ def test_a_name_of_several_words_is_mentioned_only_as_that_phrase():
     ctx = context("The Zephyr Kettle has a two-year warranty. Our Pro range ships soon.")
     assert unmentioned(["Zephyr Pro"], ctx) == ["Zephyr Pro"]
     assert unmentioned(["Zephyr  Kettle"], ctx) == []
+
+
+def test_a_follow_up_fragment_needs_one_of_its_words_mentioned():
+    ctx = context("Our tents carry a two-year warranty.")
+    assert unmentioned([], ctx, ["weather"]) == ["weather"]
+    assert unmentioned([], ctx, ["tent", "weather"]) == []
+
+
+def test_unmentioned_names_are_said_before_a_fragment():
+    ctx = context("Our tents carry a two-year warranty.")
+    assert unmentioned(["Zephyr"], ctx, ["weather"]) == ["Zephyr"]
