@@ -47,7 +47,10 @@ def sources(req: DecisionRequest) -> Answer | None:
 
 def mentioned(req: DecisionRequest) -> Answer | None:
     judgement = req.context.judgement
-    names = judgement.question.names if judgement is not None else ()
+    # Names are read by the English analyser: another language's capitalised nouns are not
+    # names ("Welche Metrik ...?" is judged lexically, `Judgement.path`).
+    english = judgement is not None and not judgement.path.startswith("lexical")
+    names = judgement.question.names if english else ()
     missing = unmentioned(names, req.context, req.asked_about)
     if not missing:
         return None
