@@ -1,4 +1,5 @@
-"""Ingestion: files -> documents -> chunks -> embeddings -> a validated snapshot -> alias.
+"""Ingestion: files and websites -> documents -> chunks -> embeddings -> a validated snapshot
+-> alias.
 
 A build never touches the active snapshot: it writes a new snapshot beside it under a
 per-snapshot build lock, validates it, records it `complete`, and only then switches the alias.
@@ -21,8 +22,9 @@ from citadel.config import Settings
 from citadel.ingest.analysis import analyse_chunks
 from citadel.ingest.chunking import ChunkingParams, DocumentTooLarge, chunk_document
 from citadel.ingest.embedding_cache import EmbeddingCache, embed_cached
-from citadel.ingest.loaders import Skipped, load_corpus
+from citadel.ingest.loaders import Skipped
 from citadel.ingest.operator_metadata import read_examples, rule_problems
+from citadel.ingest.sources import load_sources, local_paths
 from citadel.knowledge.build_lock import build_lock, builder_identity
 from citadel.knowledge.snapshots import (
     Catalog,
@@ -80,7 +82,7 @@ def index_text(chunk: Chunk) -> str:
 
 
 def ingest(
-    paths: Sequence[Path],
+    paths: Sequence[Path | str],
     settings: Settings,
     *,
     embedder: Embedder | None = None,
@@ -92,7 +94,8 @@ def ingest(
     on_wait: Callable[[str], None] | None = None,
     analyser: Analyser | None = None,
 ) -> IngestReport:
-    """Build (or reuse) the snapshot for these files and make it active.
+    """Build (or reuse) the snapshot for these files, folders and websites (http(s) URLs,
+    `citadel.ingest.sources`) and make it active.
 
     `fault` is called with each stage name (`STAGES`) before the stage runs; tests use it to
     inject a crash between stages. `cache` defaults to `<home>/cache/embeddings.sqlite`.
@@ -108,10 +111,11 @@ def ingest(
             fault(name)
 
     stage("load")
-    corpus = load_corpus(paths, settings.max_file_bytes, settings.pdf_password_map())
+    corpus = load_sources(paths, settings, progress)
     if not corpus.documents:
         raise IngestError("nothing could be ingested", corpus.skipped)
-    examples = read_examples(paths)  # the page's example questions, kept in the fingerprint
+    # The page's example questions, kept in the fingerprint.
+    examples = read_examples(local_paths(paths))
     embedder = embedder or get_embedder(settings.embedder)
     analyser = analyser or Analyser()
     backend = backend or get_backend(settings)
