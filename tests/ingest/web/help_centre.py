@@ -17,8 +17,19 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from citadel.config import Settings
+from tests.conftest import hashing_settings
 
 HTML = "text/html; charset=utf-8"
+
+
+def web_settings(home: Path, **overrides) -> Settings:
+    """The hashing embedder; loopback allowed (the site is on 127.0.0.1), no pause between
+    requests, a short timeout."""
+    return hashing_settings(home, **{"fetch_allow_private": True, "fetch_delay": 0.0,
+                                     "fetch_timeout": 2.0, **overrides})
 
 
 @dataclass

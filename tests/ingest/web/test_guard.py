@@ -10,8 +10,7 @@ from citadel.ingest.web import guard
 from citadel.ingest.web.fetch import Fetcher, FetchFailed
 from citadel.ingest.web.guard import address_problem
 from citadel.ingest.web.loading import fetch_limits
-from tests.ingest.web.conftest import web_settings
-from tests.ingest.web.help_centre import Route
+from tests.ingest.web.help_centre import Route, web_settings
 
 
 @pytest.mark.parametrize(("ip", "problem"), [
