@@ -76,6 +76,8 @@ class _Handler(BaseHTTPRequestHandler):
         time.sleep(route.delay)
         tag = f'"{hashlib.sha256(route.body).hexdigest()[:16]}"'
         if route.etag and route.status == 200 and self.headers.get("If-None-Match") == tag:
+            with site.lock:
+                site.not_modified += 1
             self.send_response(304)
             self.send_header("ETag", tag)
             self.send_header("Content-Length", "0")
@@ -107,6 +109,7 @@ class Site:
         self.lock = threading.Lock()
         self.routes: dict[str, Route] = {}
         self.requests: list[Request] = []
+        self.not_modified = 0  # 304s sent
         self.base = f"http://127.0.0.1:{server.server_address[1]}"
 
     def url(self, path: str = "/") -> str:

@@ -15,15 +15,17 @@ import re
 import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from importlib import metadata
 
 import httpx
 
-from citadel import __version__
 from citadel.ingest.web.fetch_cache import CachedResponse, FetchCache
 from citadel.ingest.web.guard import GuardedTransport, Refused
 from citadel.ingest.web.urls import normalise
 
-USER_AGENT = f"Citadel/{__version__} (+Citadel grounded-answer engine; docs/ingestion.md#websites)"
+# Who is asking, so that a site's operator can tell (and address robots.txt rules to us).
+USER_AGENT = (f"Citadel/{metadata.version('citadel')} (+Citadel grounded-answer engine; "
+              "docs/ingestion.md#websites)")
 MAX_REDIRECTS = 5
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _META_CHARSET = re.compile(rb"<meta[^>]+charset=[\"']?([A-Za-z0-9_-]+)", re.IGNORECASE)
