@@ -215,3 +215,8 @@ def test_blocks_named_to_drop_are_left_out_with_offsets_and_hidden_spans_intact(
 ])
 def test_a_web_pages_id_is_its_urls_host_and_path_slugged(url, expected):
     assert document_id(url) == expected
+
+
+def test_a_list_item_left_open_ends_with_its_list():
+    text = extract_html("<ul><li>One<li>Two</ul><p>After the list.</p>").text
+    assert text == "- One\n\n- Two\n\nAfter the list.\n"

@@ -632,8 +632,13 @@ class _Extractor(HTMLParser):
 
     def _pop(self) -> str:
         outer = self.styles[-2] if len(self.styles) > 1 else ROOT
-        if (self.styles[-1].hidden is None) != (outer.hidden is None):
-            self._flush()  # the text so far is the closing element's
+        # The text so far is the closing element's: its own block when its visibility differs
+        # from what is around it, or when it is a list item (closed by `</ul>` or the next
+        # `<li>` as well as by `</li>`: what follows is not part of the item).
+        closing_item = self.open[-1].tag == "li"
+        if (self.styles[-1].hidden is None) != (outer.hidden is None) or closing_item:
+            self._flush()
+        self.item = self.item and not closing_item
         self.styles.pop()
         element = self.open.pop()
         self.open_tags[element.tag] -= 1

@@ -8,7 +8,7 @@ import dataclasses
 from citadel.ingest.web.crawl import CrawlBounds, crawl
 from citadel.ingest.web.fetch import Fetcher
 from citadel.ingest.web.site import Website
-from tests.ingest.web.help_centre import HTML, Route
+from tests.ingest.web.help_centre import HTML, Route, pdf
 
 BOUNDS = CrawlBounds(max_pages=100, max_depth=5, max_seconds=60)
 
@@ -74,13 +74,15 @@ def test_include_and_exclude_decide_which_linked_pages_are_fetched(help_site, fe
 def test_every_failing_page_is_listed_with_its_reason_and_the_crawl_goes_on(site, fetcher):
     site.page("/", "<p>Start</p>" + "".join(
         f'<a href="{p}">{p}</a>' for p in ("/gone", "/broken", "/download", "/hidden",
-                                            "/big", "/ok")))
+                                            "/big", "/manual.pdf", "/ok")))
     site.routes["/broken"] = Route(b"oops", 500, {"Content-Type": HTML})
     site.routes["/download"] = Route(b"PK", headers={"Content-Type": "application/zip"})
     site.page("/hidden", '<meta name="robots" content="noindex"><a href="/behind">b</a>')
     site.page("/behind", "<p>Found through a noindex page.</p>")
     site.page("/big", "<p>" + "x" * 3000 + "</p>")
     site.page("/ok", "<p>Fine.</p>")
+    site.routes["/manual.pdf"] = Route(pdf("Internal manual."), headers={
+        "Content-Type": "application/pdf", "X-Robots-Tag": "noindex"})
     small = Fetcher(dataclasses.replace(fetcher.limits, max_bytes=2000))
     found = crawl(Website(url=site.url("/")), small, BOUNDS)
     assert sources(found) == [site.url("/"), site.url("/ok"), site.url("/behind")]
@@ -90,6 +92,7 @@ def test_every_failing_page_is_listed_with_its_reason_and_the_crawl_goes_on(site
         "/download": "unsupported content type application/zip",
         "/hidden": "the page asks not to be indexed (robots noindex)",
         "/big": "too large (3,007 bytes > 2,000)",
+        "/manual.pdf": "the page asks not to be indexed (robots noindex)",
     }
 
 

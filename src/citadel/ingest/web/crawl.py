@@ -25,7 +25,7 @@ from tqdm import tqdm
 
 from citadel.ingest.loaders import Skipped
 from citadel.ingest.web.fetch import Fetched, Fetcher, FetchFailed
-from citadel.ingest.web.links import page_links
+from citadel.ingest.web.links import header_directives, page_links
 from citadel.ingest.web.robots import Robots, read_robots
 from citadel.ingest.web.site import Website
 from citadel.ingest.web.sitemap import TYPES as SITEMAP_TYPES
@@ -39,6 +39,7 @@ PAGE_FORMATS = {
     "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx",
 }
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+NOINDEX = "the page asks not to be indexed (robots noindex)"
 # Links to these are not pages: never fetched (the content type would refuse them anyway).
 _NOT_A_PAGE = re.compile(r"\.(?:png|jpe?g|gif|svg|webp|avif|ico|bmp|css|m?js|json|rss|atom|"
                          r"zip|gz|tgz|tar|7z|rar|mp3|mp4|m4a|webm|avi|mov|woff2?|ttf|otf|eot|"
@@ -156,6 +157,8 @@ def _page(site: Website, fetched: Fetched, visit: _Visit, bounds: CrawlBounds,
         raise FetchFailed(f"unsupported content type {fetched.content_type} (a sitemap is "
                           "read only as the start URL or from a sitemap index)")
     if fetched.content_type not in HTML_TYPES:
+        if header_directives(fetched.robots_tag) & {"noindex", "none"}:
+            raise FetchFailed(NOINDEX)
         return Page(fetched, fetched.url)
     links = page_links(fetched.text(), fetched.url, fetched.robots_tag)
     follows = visit.kind in ("start", "page")  # not a page a sitemap listed
@@ -165,7 +168,7 @@ def _page(site: Website, fetched: Fetched, visit: _Visit, bounds: CrawlBounds,
                     and _new(url, seen)):
                 queue.append(_Visit(url, visit.depth + 1, "page"))
     if links.noindex:
-        raise FetchFailed("the page asks not to be indexed (robots noindex)")
+        raise FetchFailed(NOINDEX)
     canonical = links.canonical
     return Page(fetched, canonical if canonical and site.allows_host(canonical)
                 else fetched.url)

@@ -43,6 +43,12 @@ class _Links(HTMLParser):
             self.robots.update(v.strip().lower() for v in (a.get("content") or "").split(","))
 
 
+def header_directives(robots_tag: str) -> set[str]:
+    """The directives of an X-Robots-Tag header (`noindex, nofollow`), which applies to any
+    type of page (a PDF too)."""
+    return {v.strip().lower() for v in robots_tag.split(",")}
+
+
 def page_links(html: str, url: str, robots_tag: str = "") -> PageLinks:
     """The links of the page at `url` (its final URL), resolved against its `<base>`.
     `robots_tag` is the response's X-Robots-Tag header, which says the same as the meta."""
@@ -52,7 +58,7 @@ def page_links(html: str, url: str, robots_tag: str = "") -> PageLinks:
     base = normalise(parser.base, url) if parser.base else url
     links = dict.fromkeys(link for href in parser.hrefs
                           if (link := normalise(href, base or url)) is not None)
-    robots = parser.robots | {v.strip().lower() for v in robots_tag.split(",")}
+    robots = parser.robots | header_directives(robots_tag)
     return PageLinks(
         links=tuple(links),
         canonical=normalise(parser.canonical, base or url) if parser.canonical else None,
