@@ -170,8 +170,9 @@ def _page(site: Website, fetched: Fetched, visit: _Visit, bounds: CrawlBounds,
     if links.noindex:
         raise FetchFailed(NOINDEX)
     canonical = links.canonical
-    return Page(fetched, canonical if canonical and site.allows_host(canonical)
-                else fetched.url)
+    source = canonical if canonical and site.allows_host(canonical) else fetched.url
+    seen.add(source)  # a link to the canonical URL found later is this page again
+    return Page(fetched, source)
 
 
 def _new(url: str, seen: set[str]) -> bool:
