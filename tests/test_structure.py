@@ -28,8 +28,9 @@ ALLOWED = {
     "agent": {"records", "config", "engine", "knowledge"},
     "evaluation": {"records", "config", "text", "engine", "ingest", "retrieval", "knowledge",
                    "answering", "citadel"},
-    "server": {"records", "config", "text", "engine", "agent", "retrieval", "knowledge",
-               "answering", "observability"},
+    # server builds snapshots for document changes (ingest.managed).
+    "server": {"records", "config", "text", "engine", "agent", "ingest", "retrieval",
+               "knowledge", "answering", "observability"},
     # The Python client reads the records the server sends: it needs no server extra.
     "client": {"records", "answering", "knowledge", "server"},
     "cli": {"records", "config", "text", "engine", "agent", "ingest", "retrieval", "knowledge",

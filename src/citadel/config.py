@@ -195,6 +195,14 @@ class Settings(BaseModel):
     open_answers: bool = Field(
         default=True,
         description="Answer requests without an API key from public documents; false: 401.")
+    # Document management on HTTP (GET/POST /v1/documents, DELETE /v1/documents/{id}): keys
+    # of their own, never answering keys, so a key handed to a chat front-end cannot change
+    # the knowledge base.
+    admin_keys: tuple[SecretStr, ...] = Field(
+        default=(),
+        description="API keys (or `sha256:<hex>` of them) that may list, add and remove "
+                    "documents; they answer no questions. A JSON list or comma-separated in "
+                    "the environment. Never logged.")
 
     # Signed receipts (citadel.knowledge.receipts): keys in CITADEL_HOME/keys.
     sign_answers: bool = Field(
@@ -332,6 +340,29 @@ class Settings(BaseModel):
                 return json.loads(value) if value.strip() else {}
             except json.JSONDecodeError:
                 raise ValueError("must be a JSON object of key: tenant") from None
+        return value
+
+    @field_validator("admin_keys", mode="before")
+    @classmethod
+    def _admin_keys_list(cls, value: Any) -> Any:
+        # CITADEL_ADMIN_KEYS arrives as text: a JSON list, or keys separated by commas.
+        if isinstance(value, str):
+            if value.strip().startswith("["):
+                try:
+                    return json.loads(value)
+                except json.JSONDecodeError:
+                    raise ValueError("must be a JSON list of keys, or keys separated by "
+                                     "commas") from None
+            return tuple(k.strip() for k in value.split(",") if k.strip())
+        return value
+
+    @field_validator("admin_keys")
+    @classmethod
+    def _admin_keys_shape(cls, value: tuple[SecretStr, ...]) -> tuple[SecretStr, ...]:
+        for n, key in enumerate(value, start=1):
+            if not API_KEY_SHAPE.match(key.get_secret_value()):
+                raise ValueError(f"key #{n} is neither 16-128 characters of [A-Za-z0-9_-] nor "
+                                 "sha256:<64 lowercase hex digits>")
         return value
 
     @field_validator("api_keys")

@@ -236,6 +236,10 @@ class QuestionAnalysis(Record):
     entities: tuple[str, ...] = Field(
         default=(), description="Names, numbers and dates of the question: an answering "
                                 "sentence must state the same ones.")
+    names: tuple[str, ...] = Field(
+        default=(), description="The names the question asks about, as written (its main "
+                                "clause's proper nouns, not values): sources that never "
+                                "mention one cannot answer it.")
     negated: bool = False
 
 

@@ -78,3 +78,23 @@ def test_rare_words_weigh_more_than_common_ones(ask):
 ])
 def test_the_question_word_is_the_main_clauses(ask, question, wh):
     assert ask(question).wh == wh
+
+
+@pytest.mark.parametrize("question, names", [
+    ("Can I pay with PayPal?", ("PayPal",)),
+    ("Who founded the Normans?", ("Normans",)),
+    # places may lie in a region the sources name ("EU member states"): left to the reader
+    ("Do you ship to Spain?", ()),
+    # values are compared as values, not required as names
+    ("Are you open on Saturday?", ()),
+    ("How much is a zirconia crown?", ()),
+    # a sentence before the question tells the asker's situation, not what is asked
+    ("I moved to Spain last year. How do I change my address?", ()),
+    ("I'm in France: how much is standard delivery?", ()),
+    # adjacent words are one name: a variant is named whole
+    ("Is the down in your bags RDS certified by Northwind Outfitters?",
+     ("RDS", "Northwind Outfitters")),
+    ("What is the warranty on the Zephyr Pro's heating plate?", ("Zephyr Pro",)),
+])
+def test_names_are_the_proper_names_the_main_clause_asks_about(ask, question, names):
+    assert ask(question).names == names

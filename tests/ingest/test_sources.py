@@ -1,7 +1,9 @@
-"""Websites beside files and folders, through the whole ingest: answers cite the page's URL,
-a folder's citadel-sources.toml names its websites and their authority, a page that fails is
-left out with its reason, and re-ingesting a changed site re-fetches conditionally and
-re-embeds only the page that changed."""
+"""A source set's documents. Websites beside files and folders, through the whole ingest:
+answers cite the page's URL, a folder's citadel-sources.toml names its websites and their
+authority, a page that fails is left out with its reason, and re-ingesting a changed site
+re-fetches conditionally and re-embeds only the page that changed. Uploads: the folders less
+what was removed, plus the uploads, which replace a folder's document of the same id and
+carry the admin's metadata."""
 
 from __future__ import annotations
 
@@ -9,10 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from citadel.config import Settings
 from citadel.engine import Engine
+from citadel.ingest.managed import Upload, store
 from citadel.ingest.pipeline import IngestError, ingest
-from citadel.ingest.sources import load_sources
+from citadel.ingest.sources import load_sources, source_set
+from citadel.knowledge.source_set import SourceSet
 from citadel.retrieval.embedders.hashing import HashingEmbedder
+from tests.helpers_kb import write_kb
 from tests.ingest.web.help_centre import HTML, SHIPPING, Route, article, web_settings
 
 DELIVERY = "How much does UK express delivery cost?"
@@ -63,7 +69,7 @@ authority = 0.9
 [sources."contact.md"]
 authority = 0.7
 """)
-    corpus = load_sources([kb], web_settings(tmp_path / "home"))
+    corpus = load_sources(source_set([kb]), web_settings(tmp_path / "home"))
     assert corpus.unmatched_sources == ()  # URL entries are not the folder's files
     authority = {doc.source.removeprefix(help_site.base): doc.authority
                  for doc in corpus.documents}
@@ -145,5 +151,48 @@ def test_planted_instructions_on_a_page_are_flagged_like_in_a_file(site, tmp_pat
 
 
 def test_a_url_is_not_read_as_a_path(tmp_path):
-    with pytest.raises(FileNotFoundError, match="no such file or directory: htp:/x"):
-        load_sources([Path("htp://x")], web_settings(tmp_path / "home"))
+    with pytest.raises(FileNotFoundError, match="no such file or directory: .*/htp:/x$"):
+        load_sources(source_set([Path("htp://x")]), web_settings(tmp_path / "home"))
+
+
+def test_a_source_set_tells_websites_from_paths_and_keeps_the_uploads(tmp_path):
+    settings = Settings(home=tmp_path / "home", embedder="hashing")
+    upload = store(settings, Upload("faq.md", b"# FAQ\n\nYes.\n"))
+    before = SourceSet(paths=("/old",), excluded=("gone",), managed=(upload,))
+    given = source_set([tmp_path / "kb", "https://help.example.com/"], before)
+    assert given == SourceSet(paths=(str(tmp_path / "kb"),),
+                              websites=("https://help.example.com/",), managed=(upload,))
+
+
+def test_folders_less_excluded_plus_uploads_with_their_metadata(tmp_path):
+    settings = Settings(home=tmp_path / "home", embedder="hashing")
+    kb = write_kb(tmp_path / "kb", {"a.md": "# A\n\nOld a.\n", "b.md": "# B\n\nB.\n",
+                                    "c.md": "# C\n\nC.\n"})
+    new_a = store(settings, Upload("A.md", b"# A\n\nNew a.\n"), authority=0.9, tenant="acme")
+    sources = SourceSet(paths=(str(kb),), excluded=("b",), managed=(new_a,))
+    corpus = load_sources(sources, settings)
+    docs = {d.document_id: d for d in corpus.documents}
+    assert set(docs) == {"a", "c"}
+    assert "New a." in docs["a"].text and docs["a"].source == "A.md"
+    assert (docs["a"].authority, docs["a"].tenant) == (0.9, "acme")
+
+
+def test_a_website_page_can_be_excluded_like_a_file(help_site, tmp_path):
+    settings = web_settings(tmp_path / "home")
+    site = help_site.url("/sitemap.xml")
+    every = load_sources(SourceSet(websites=(site,)), settings)
+    shipping = next(d.document_id for d in every.documents
+                    if d.source == help_site.url("/help/shipping"))
+    kept = load_sources(SourceSet(websites=(site,), excluded=(shipping,)), settings)
+    assert {d.document_id for d in kept.documents} == (
+        {d.document_id for d in every.documents} - {shipping})
+
+
+def test_an_upload_that_cannot_be_read_is_skipped_with_its_reason(tmp_path):
+    settings = Settings(home=tmp_path / "home", embedder="hashing")
+    managed = store(settings, Upload("gone.md", b"# Gone\n\nSoon.\n"))
+    managed.path(settings.home).unlink()
+    corpus = load_sources(SourceSet(managed=(managed,)), settings)
+    assert corpus.documents == ()
+    assert [(s.path, s.reason.split(":")[0]) for s in corpus.skipped] == [("gone.md",
+                                                                           "unreadable")]

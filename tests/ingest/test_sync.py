@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from citadel.ingest.managed import Builders, Upload, add_documents
 from citadel.ingest.pipeline import IngestError
 from citadel.ingest.sync import Round, sync
 from citadel.knowledge.snapshots import Catalog
@@ -55,3 +56,22 @@ def test_once_runs_one_round_and_raises_its_failure(site, tmp_path):
     with pytest.raises(IngestError, match="nothing could be ingested"):
         sync([site.url("/")], web_settings(tmp_path / "home"), interval=60, once=True,
              on_round=lambda r: None, embedder=HashingEmbedder(), progress=False)
+
+
+def test_a_round_keeps_the_uploaded_documents(help_site, tmp_path):
+    settings = web_settings(tmp_path / "home")
+    rounds: list[Round] = []
+
+    def round_() -> None:
+        sync([help_site.url("/sitemap.xml")], settings, interval=60, once=True,
+             on_round=rounds.append, embedder=HashingEmbedder(), progress=False)
+
+    round_()
+    added = add_documents(settings, [Upload("grooming.md", b"# Grooming\n\n45 pounds.\n")],
+                          builders=Builders(embedder=HashingEmbedder()))
+    round_()
+    assert rounds[-1].report.snapshot_id == added.report.snapshot_id
+    assert rounds[-1].report.reused and not rounds[-1].report.activated
+    manifest = Catalog(settings.home).active_manifest()
+    assert "grooming" in {d.document_id for d in manifest.documents}
+    assert manifest.sources.websites == (help_site.url("/sitemap.xml"),)

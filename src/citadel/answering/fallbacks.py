@@ -194,8 +194,15 @@ def describe_missing(question: str) -> str:
     return f"an answer to “{q}”" if q else "an answer to your question"
 
 
-def abstention_text(question: str) -> str:
-    return f"I couldn't find {describe_missing(question)} in the knowledge base."
+def unmentioned_missing(names: Sequence[str]) -> str:
+    """What was not found when the question names things the sources never mention."""
+    said = [neutralize(n) for n in names]
+    listed = said[0] if len(said) == 1 else ", ".join(said[:-1]) + " or " + said[-1]
+    return f"anything about {listed}"
+
+
+def abstention_text(question: str, missing: str | None = None) -> str:
+    return f"I couldn't find {missing or describe_missing(question)} in the knowledge base."
 
 
 def conflict_missing(asked: str) -> str:

@@ -11,6 +11,10 @@ From the question's parse (`citadel.text.analysis.Analyser.parse`):
   head noun that names the answer's type: an answering sentence must be about these.
 * **entities** — the names, numbers and dates the question states: an answering sentence
   must state the same ones (a changed year or name is a different question).
+* **names** — the proper names the question itself asks about (its main clause, not a
+  sentence before it; not values, which are compared as values, nor places, which may lie
+  in a region the sources name): "Can I pay with PayPal?" is not answered by sources that
+  never mention PayPal, however close their list of cards.
 * **negated** — "never", "not", "no": a sentence that asserts the opposite does not answer.
 
 A yes/no question that states a value ("Is the return window 14 days?") asks for the value of
@@ -77,6 +81,11 @@ _AUX_START = {"is", "are", "was", "were", "do", "does", "did", "can", "could", "
               "should", "shall", "may", "might", "must", "has", "have", "had"}
 _NOT_FOCUS = {"name", "call", "type", "kind", "sort", "do", "be", "have", "happen", "use"}
 ENTITY_TAGS = ("PROPN", "NUM")
+PLACES_IN_REGIONS = ("GPE", "LOC")
+# Places are not required by name: a place can lie inside a region the sources name (Spain
+# in "all 27 EU member states", Belfast in "Northern Ireland"), which a reader knows and a
+# string match does not. They are left to the reader.
+NAME_KINDS = tuple(k for k in ANY_ENTITY if k not in VALUES + PLACES_IN_REGIONS + ("ORDINAL",))
 
 
 _SUBORDINATORS = frozenset({"if", "when", "once", "after", "before", "since", "because",
@@ -85,11 +94,12 @@ _SUBORDINATORS = frozenset({"if", "when", "once", "after", "before", "since", "b
 
 def main_clause(tokens: tuple[Token, ...]) -> int:
     """Where the question itself starts: after any sentence before it ("I finish at 5:30.
-    Can I still ring you?") and after a leading subordinate clause ("If I order to Germany,
+    Can I still ring you?", "I'm in France: how much is delivery?") and after a leading
+    subordinate clause ("If I order to Germany,
     will I pay duty?")."""
     start = 0
     for i, t in enumerate(tokens[:-1]):
-        if t.text in (".", "!", "?"):
+        if t.text in (".", "!", "?", ":", ";"):
             start = i + 1
     if start < len(tokens) and tokens[start].text.lower() in _SUBORDINATORS:
         comma = next((i for i in range(start + 1, len(tokens) - 1) if tokens[i].text == ","),
@@ -124,6 +134,22 @@ def _head_after(tokens: tuple[Token, ...], i: int) -> int | None:
         nested = _head_after(tokens, j + 1)
         return nested if nested is not None else j
     return j
+
+
+def _names(parse: Parse, start: int, skip: set[int | None]) -> list[str]:
+    """The main clause's names as written, adjacent words joined ("Lake District")."""
+    runs: list[tuple[int, int]] = []
+    last = -2
+    for k, t in enumerate(parse.tokens[start:], start):
+        if (k not in skip and (t.pos == "PROPN" or t.entity in NAME_KINDS)
+                and t.entity not in VALUES + PLACES_IN_REGIONS and not t.stop
+                and t.text[:1].isalpha() and len(t.text) > 1 and t.text.lower() not in _WH):
+            if k == last + 1:
+                runs[-1] = (runs[-1][0], t.end)
+            else:
+                runs.append((t.start, t.end))
+            last = k
+    return [parse.text[a:b] for a, b in runs]
 
 
 def analyse_question(parse: Parse) -> QuestionAnalysis:
@@ -187,9 +213,12 @@ def analyse_question(parse: Parse) -> QuestionAnalysis:
     entities = [stem(t.lemma) for k, t in enumerate(tokens)
                 if k not in skip and (t.pos in ENTITY_TAGS or t.entity in ANY_ENTITY)
                 and not t.stop and t.text.lower() not in _WH and t.text[:1].isalnum()]
+    start = main_clause(tokens)
+    names = _names(parse, start, skip)
     negated = any(t.dep == "neg" or t.text.lower() in ("not", "never", "no", "n't", "without")
                   for t in tokens)
     return QuestionAnalysis(wh=wh, expected=tuple(expected), head=head,
                             focus=tuple(focus), tags="".join(t for t, _ in focus.values()),
                             rarity=tuple(round(r, 4) for _, r in focus.values()),
-                            entities=tuple(dict.fromkeys(entities)), negated=negated)
+                            entities=tuple(dict.fromkeys(entities)),
+                            names=tuple(dict.fromkeys(names)), negated=negated)

@@ -28,6 +28,7 @@ COMMANDS = {
     "verify": ("verify", "verify"),
     "mcp": ("mcp", "mcp"),
     "keys": ("keys", "keys"),
+    "docs": ("docs", "docs"),
 }
 
 # Failures a user can act on: one line, no traceback. Named by module, not imported: an
@@ -37,6 +38,7 @@ EXPECTED_ERRORS = (
     ("citadel.engine", "NotReady"),
     ("citadel.engine", "InvalidQuestion"),
     ("citadel.ingest.pipeline", "IngestError"),
+    ("citadel.ingest.managed", "DocumentChangeError"),
     ("citadel.knowledge.snapshots", "SnapshotError"),
     ("citadel.retrieval.embedders.base", "EmbedderUnavailable"),
     ("citadel.retrieval.backends.base", "RetrievalError"),

@@ -8,6 +8,7 @@ import click
 
 if TYPE_CHECKING:
     from citadel.ingest.pipeline import IngestReport
+    from citadel.knowledge.changes import Changes
 
 
 @click.command()
@@ -43,11 +44,12 @@ def sources(paths: tuple[str, ...]) -> list[Path | str]:
 
 
 def say_waiting(holder: str) -> None:
-    click.echo(f"waiting: the same snapshot is being built by {holder}", err=True)
+    click.echo(f"waiting: another ingest or document change is running ({holder})", err=True)
 
 
 def print_report(report: IngestReport, paths: tuple[str, ...], show_flagged: bool) -> None:
-    """What an ingest did: skipped and retired documents, flags, the snapshot and the alias."""
+    """What an ingest did: skipped and retired documents, flags, the snapshot, what changed
+    since the snapshot active before, and the alias."""
     for skip in report.skipped:
         click.echo(f"skipped {skip.path}: {skip.reason}", err=True)
     if report.ignored_front_matter:
@@ -66,10 +68,17 @@ def print_report(report: IngestReport, paths: tuple[str, ...], show_flagged: boo
            else "")
         + (f" ({len(report.skipped)} skipped)" if report.skipped else "")
     )
+    click.echo(changes_line(report.changes))
     if report.activated:
         click.echo(f"active snapshot is now {report.snapshot_id}")
     if report.flagged:
         click.echo(flagged_summary(report.flagged, paths, listed=show_flagged), err=True)
+
+
+def changes_line(changes: Changes) -> str:
+    """`changes since kb-…: 1 added (faq), 0 changed, 0 removed`."""
+    since = f" since {changes.since}" if changes.since else ""
+    return f"changes{since}: {changes.summary()}"
 
 
 def flagged_summary(flagged: tuple[tuple[str, str], ...], paths: tuple[str, ...],

@@ -5,6 +5,12 @@ A build never touches the active snapshot: it writes a new snapshot beside it un
 per-snapshot build lock, validates it, records it `complete`, and only then switches the alias.
 A crash at any point leaves the previous snapshot active and serving; the half-built one stays
 `building` (its lock released by the kernel) or `failed`, and the next ingest rebuilds it.
+
+What a build reads is a `SourceSet` (the files, folders and websites given, the documents
+uploaded to the home: `citadel.ingest.sources`), recorded in its manifest with the changes
+since the snapshot that was active, so that adding or removing one document
+(`citadel.ingest.managed`) can rebuild from the rest. One change of the sources (an ingest, a
+sync round, a document change) runs at a time (`change_lock`).
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from tqdm import tqdm
@@ -24,8 +31,9 @@ from citadel.ingest.chunking import ChunkingParams, DocumentTooLarge, chunk_docu
 from citadel.ingest.embedding_cache import EmbeddingCache, embed_cached
 from citadel.ingest.loaders import Skipped
 from citadel.ingest.operator_metadata import read_examples, rule_problems
-from citadel.ingest.sources import load_sources, local_paths
-from citadel.knowledge.build_lock import build_lock, builder_identity
+from citadel.ingest.sources import load_sources, source_set
+from citadel.knowledge.build_lock import build_lock, builder_identity, change_lock
+from citadel.knowledge.changes import Changes, document_changes
 from citadel.knowledge.snapshots import (
     Catalog,
     Fingerprint,
@@ -34,6 +42,7 @@ from citadel.knowledge.snapshots import (
     build_manifest,
     fingerprint,
 )
+from citadel.knowledge.source_set import SourceSet
 from citadel.records import Chunk, Document
 from citadel.retrieval.backends import Backend, get_backend
 from citadel.retrieval.backends.readiness import alias_mismatch
@@ -73,6 +82,8 @@ class IngestReport:
     # (path, fields) of Markdown files whose front matter names authority, supersedes or
     # tenant: only citadel-sources.toml sets them, so they were ignored (loaders).
     ignored_front_matter: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # The documents added, changed and removed since the snapshot active before.
+    changes: Changes = Changes()
 
 
 def index_text(chunk: Chunk) -> str:
@@ -81,10 +92,23 @@ def index_text(chunk: Chunk) -> str:
     return f"{heading}\n{chunk.content}"
 
 
-def ingest(
-    paths: Sequence[Path | str],
+def ingest(paths: Sequence[Path | str], settings: Settings, **options: Any) -> IngestReport:
+    """Build (or reuse) the snapshot for these files, folders and websites (http(s) URLs,
+    `citadel.ingest.sources`), with the documents uploaded to this home
+    (`citadel.ingest.managed`), and make it active. `options` are `build`'s; `on_wait` is
+    also told who holds the change lock when another ingest, sync round or document change
+    is running (this one waits for it)."""
+    with change_lock(settings.home, on_wait=options.get("on_wait")):
+        previous = Catalog(settings.home).active_manifest()
+        sources = source_set(paths, previous.sources if previous else None)
+        return build(sources, settings, previous=previous, **options)
+
+
+def build(
+    sources: SourceSet,
     settings: Settings,
     *,
+    previous: Manifest | None,
     embedder: Embedder | None = None,
     backend: Backend | None = None,
     progress: bool = True,
@@ -94,8 +118,8 @@ def ingest(
     on_wait: Callable[[str], None] | None = None,
     analyser: Analyser | None = None,
 ) -> IngestReport:
-    """Build (or reuse) the snapshot for these files, folders and websites (http(s) URLs,
-    `citadel.ingest.sources`) and make it active.
+    """`ingest`'s stages, for a whole source set. The caller holds `change_lock` and read
+    `previous`, the manifest of the snapshot active before (None: nothing was).
 
     `fault` is called with each stage name (`STAGES`) before the stage runs; tests use it to
     inject a crash between stages. `cache` defaults to `<home>/cache/embeddings.sqlite`.
@@ -111,11 +135,11 @@ def ingest(
             fault(name)
 
     stage("load")
-    corpus = load_sources(paths, settings, progress)
+    corpus = load_sources(sources, settings, progress)
     if not corpus.documents:
         raise IngestError("nothing could be ingested", corpus.skipped)
     # The page's example questions, kept in the fingerprint.
-    examples = read_examples(local_paths(paths))
+    examples = read_examples([Path(p) for p in sources.paths])
     embedder = embedder or get_embedder(settings.embedder)
     analyser = analyser or Analyser()
     backend = backend or get_backend(settings)
@@ -137,6 +161,8 @@ def ingest(
     fp = fingerprint(list(documents), embedder, params, backend.lexical_semantics,
                      analyser.identity(), backend.dense_index(len(chunks)), examples)
     snapshot_id = fp.snapshot_id
+    changes = document_changes(previous.documents if previous else None, documents,
+                               since=previous.snapshot_id if previous else None)
 
     embedded = cached = 0
     reused = _reusable(catalog, backend, snapshot_id)
@@ -148,8 +174,10 @@ def ingest(
                 embedded, cached = _build(
                     snapshot_id, fp, documents, chunks, settings, embedder, analyser,
                     backend, catalog, cache or EmbeddingCache.for_home(settings.home),
-                    progress, stage,
+                    progress, stage, Recorded(previous, changes, sources),
                 )
+    if reused:
+        catalog.record_sources(snapshot_id, sources)
     stage("activate")
     activated = _activate(catalog, snapshot_id, backend) if activate else False
     marks["end"] = time.perf_counter()
@@ -163,7 +191,17 @@ def ingest(
                         flagged=tuple((c.chunk_id, c.suspicious_reason or "")
                                       for c in chunks if c.suspicious),
                         retired=tuple(sorted(chunked.retired.items())),
-                        ignored_front_matter=corpus.ignored_front_matter)
+                        ignored_front_matter=corpus.ignored_front_matter, changes=changes)
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What a new manifest records besides the build: the manifest active before (whose
+    documents' `updated_at` carry over), the changes since it, and the sources read."""
+
+    previous: Manifest | None
+    changes: Changes
+    sources: SourceSet
 
 
 def _reusable(catalog: Catalog, backend: Backend, snapshot_id: str) -> bool:
@@ -192,6 +230,7 @@ def _build(
     cache: EmbeddingCache,
     progress: bool,
     stage: Callable[[str], None],
+    recorded: Recorded,
 ) -> tuple[int, int]:
     """Build, validate and complete one snapshot; on any failure record it `failed`."""
     catalog.begin(snapshot_id, backend.name, fp, builder=builder_identity())
@@ -210,6 +249,7 @@ def _build(
             created_at=info.created_at if info else "",
             build={"builder": builder_identity(), "embedded": embedded,
                    "cached": len(chunks) - embedded},
+            previous=recorded.previous, changes=recorded.changes, sources=recorded.sources,
         )
         catalog.write_manifest(manifest)
         stage("validate")

@@ -1,10 +1,18 @@
-"""Sources in one place: the files, folders and websites one ingest reads.
+"""Sources in one place: what one build reads (a `citadel.knowledge.source_set.SourceSet`), and
+its documents.
 
 An ingest argument is a path (a file or a folder) or an http(s) URL: a website, given by a
-page to crawl from or by its sitemap. A folder's citadel-sources.toml may name websites too
-(`[[websites]]`, `citadel.ingest.web.site`), so that `citadel ingest kb/` builds from the
-folder and the sites it names. Its `[sources]` entries keyed by a URL or a URL glob set the
-metadata of those pages (and of sites given beside the folder), as path entries do for files.
+page to crawl from or by its sitemap (`source_set`). A folder's citadel-sources.toml may name
+websites too (`[[websites]]`, `citadel.ingest.web.site`), so that `citadel ingest kb/` builds
+from the folder and the sites it names. Its `[sources]` entries keyed by a URL or a URL glob
+set the metadata of those pages (and of sites given beside the folder), as path entries do
+for files.
+
+The documents of the files, folders and websites are read as always, less the ones an
+operator removed (`SourceSet.excluded`); then each uploaded document is read from the managed
+folder (`<home>/documents/<sha256><suffix>`) under the name it was uploaded as, with the
+metadata the admin set. An upload replaces a document of the folders or websites with the
+same id: it is that document's new version.
 """
 
 from __future__ import annotations
@@ -16,34 +24,90 @@ from typing import TYPE_CHECKING
 from pydantic import ValidationError
 
 from citadel.config import ConfigError, Settings
-from citadel.ingest.loaders import DocumentIdCollision, LoadedCorpus, load_corpus
+from citadel.ingest.loaders import (
+    DocumentIdCollision,
+    LoadedCorpus,
+    LoadError,
+    Skipped,
+    load_corpus,
+    password_for,
+    read_file,
+)
 from citadel.ingest.operator_metadata import (
     SOURCES_FILE,
     SourceMetadata,
+    apply_metadata,
     matches,
     read_sources_file,
     read_websites,
 )
 from citadel.ingest.web.site import Website
 from citadel.ingest.web.urls import host_of, is_url
+from citadel.knowledge.source_set import ManagedDocument, SourceSet
+from citadel.records import Document
 
 if TYPE_CHECKING:
     from citadel.ingest.web.fetch import Fetcher
 
+# Why an upload whose front matter names a tenant is refused when the upload sets none (as
+# `loaders.TENANT_CLAIM` for a file in a folder): ignoring it would show everyone a private
+# document.
+UPLOAD_TENANT_CLAIM = ("its front matter names a tenant, which only the admin who uploads it "
+                       "sets: upload it with a tenant (or without that front-matter field)")
 
-def local_paths(sources: Sequence[Path | str]) -> list[Path]:
-    """The files and folders among the ingest arguments."""
-    return [Path(s) for s in sources if not is_url(s)]
+
+def source_set(arguments: Sequence[Path | str], previous: SourceSet | None = None) -> SourceSet:
+    """What `citadel ingest ARGUMENTS` builds from: its files and folders, its websites (the
+    http(s) URLs among them) and the documents uploaded before `previous` (the operator names
+    the rest again, so nothing of them stays excluded)."""
+    return SourceSet.given([Path(a) for a in arguments if not is_url(a)],
+                           [str(a) for a in arguments if is_url(a)], previous)
 
 
-def load_sources(sources: Sequence[Path | str], settings: Settings, progress: bool = False,
+def load_sources(sources: SourceSet, settings: Settings, progress: bool = False,
                  fetcher: Fetcher | None = None) -> LoadedCorpus:
-    """Every document of these files, folders and websites (and the websites the folders'
-    citadel-sources.toml names), with what was skipped and why."""
-    paths = local_paths(sources)
+    """Every document of `sources`, with what was skipped and why: a file or page that cannot
+    be read is `skipped` with its reason (an uploaded one too: the ingest report names it,
+    and `changes` lists it as removed)."""
+    corpus = _files_and_websites(sources, settings, progress, fetcher)
+    replaced = set(sources.excluded) | sources.managed_ids()
+    documents = [d for d in corpus.documents if d.document_id not in replaced]
+    skipped = list(corpus.skipped)
+    ignored = list(corpus.ignored_front_matter)
+    passwords = settings.pdf_password_map()
+    for managed in sources.managed:
+        try:
+            loaded = read_file(managed.path(settings.home), managed.name,
+                               settings.max_file_bytes, password_for(passwords, managed.name))
+            documents.append(with_metadata(loaded.document, loaded.claims, managed))
+        except LoadError as exc:
+            skipped.append(Skipped(managed.name, str(exc)))
+            continue
+        ignored.extend([(managed.name, loaded.claims)] if loaded.claims else [])
+    return LoadedCorpus(tuple(documents), tuple(skipped), tuple(ignored),
+                        corpus.unmatched_sources)
+
+
+def with_metadata(document: Document, claims: tuple[str, ...],
+                  managed: ManagedDocument) -> Document:
+    """An uploaded document with the admin's metadata in place of its own. LoadError when its
+    front matter names a tenant and the upload set none (`UPLOAD_TENANT_CLAIM`)."""
+    meta = SourceMetadata(authority=managed.authority, tenant=managed.tenant,
+                          supersedes=managed.supersedes)
+    document = apply_metadata(document, meta)
+    if "tenant" in claims and document.tenant is None:
+        raise LoadError(UPLOAD_TENANT_CLAIM)
+    return document
+
+
+def _files_and_websites(sources: SourceSet, settings: Settings, progress: bool,
+                        fetcher: Fetcher | None) -> LoadedCorpus:
+    """The documents of the files, folders and websites of `sources` (and of the websites
+    the folders' citadel-sources.toml names)."""
+    paths = [Path(p) for p in sources.paths]
     files = load_corpus(paths, settings.max_file_bytes, settings.pdf_password_map())
     folders = [p for p in paths if p.is_dir()]
-    sites = [_website(str(s)) for s in sources if is_url(s)]
+    sites = [_website(url) for url in sources.websites]
     sites += [site for folder in folders for site in read_websites(folder)]
     if not sites:
         return files

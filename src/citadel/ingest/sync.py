@@ -1,9 +1,10 @@
 """Keeping a knowledge base in step with its sources: ingest them again every `interval`
 seconds (`citadel sync`).
 
-A round is a whole ingest (`pipeline.ingest`), but it costs little when little changed: a
-website's pages are fetched with conditional requests (a 304 reuses the stored body:
-`web.fetch_cache`), unchanged chunks are neither embedded nor analysed again
+A round is a whole ingest (`pipeline.ingest`: under the change lock, so it waits for a
+document change, and it keeps the uploaded documents), but it costs little when little
+changed: a website's pages are fetched with conditional requests (a 304 reuses the stored
+body: `web.fetch_cache`), unchanged chunks are neither embedded nor analysed again
 (`embedding_cache`), and unchanged content makes the same snapshot id, so the served snapshot
 is reused and nothing is built. When something changed, the new snapshot is built beside the
 served one and the alias moves only once it validates. A round that fails (a site down, a

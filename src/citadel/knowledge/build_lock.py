@@ -47,7 +47,31 @@ def build_lock(
 ) -> Iterator[None]:
     """Hold the build lock of `snapshot_id`. Blocks while another builder holds it (or raises
     `LockBusy` when `wait` is false); `on_wait` is told who holds it before blocking."""
-    path = lock_path(home, snapshot_id)
+    with _exclusive(lock_path(home, snapshot_id), f"snapshot {snapshot_id} is being built",
+                    wait, on_wait):
+        yield
+
+
+# The lock of changes to what the knowledge base is built from (`change_lock`); not a snapshot
+# id, so `gc` leaves its file alone.
+CHANGE_LOCK = "sources"
+
+
+@contextmanager
+def change_lock(
+    home: Path, *, wait: bool = True, on_wait: Callable[[str], None] | None = None,
+) -> Iterator[None]:
+    """One change of the knowledge base's sources at a time: an ingest, or a document added
+    or removed (`citadel.ingest.managed`). Each reads what the active snapshot was built from
+    and builds the next one from it; two at once would each drop the other's change."""
+    with _exclusive(home / "locks" / f"{CHANGE_LOCK}.lock",
+                    "the knowledge base is being changed", wait, on_wait):
+        yield
+
+
+@contextmanager
+def _exclusive(path: Path, busy: str, wait: bool,
+               on_wait: Callable[[str], None] | None) -> Iterator[None]:
     path.parent.mkdir(parents=True, exist_ok=True)
     while True:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -57,7 +81,7 @@ def build_lock(
             except BlockingIOError:
                 holder = _holder(path)
                 if not wait:
-                    raise LockBusy(f"snapshot {snapshot_id} is being built by {holder}") from None
+                    raise LockBusy(f"{busy} by {holder}") from None
                 if on_wait is not None:
                     on_wait(holder)
                 fcntl.flock(fd, fcntl.LOCK_EX)

@@ -230,6 +230,8 @@ def _remove_orphans(home: Path, catalog: Catalog, backend: Backend) -> list[str]
     locks = home / "locks"
     for path in sorted(locks.glob("*.lock")) if locks.is_dir() else []:
         sid = path.name.removesuffix(".lock")
+        if not _SNAPSHOT_DIR.match(sid):
+            continue  # not a snapshot's (the change lock, `build_lock.change_lock`)
         if sid not in known and lock_path(home, sid) == path and remove_lock_file(home, sid):
             removed.append(str(path))
     return removed

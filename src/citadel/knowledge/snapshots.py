@@ -23,7 +23,9 @@ from typing import Annotated, Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from citadel.knowledge import leases
+from citadel.knowledge.changes import Changes
 from citadel.knowledge.leases import LeaseHolder, SnapshotLease
+from citadel.knowledge.source_set import SourceSet
 from citadel.knowledge.sqlite_wal import enable_wal
 from citadel.records import Document
 from citadel.retrieval.embedders.base import Embedder
@@ -243,10 +245,14 @@ class DocumentEntry(BaseModel):
     document_id: str
     source: str
     content_sha256: str
+    updated_at: str | None = Field(
+        default=None, description="When this text first entered a snapshot: the creation of "
+        "the build that added or changed the document. None in a manifest written before.")
 
 
 class Manifest(BaseModel):
-    """The readable description of one snapshot, written next to its data."""
+    """The readable description of one snapshot, written next to its data. Fields added
+    later have defaults, so a manifest written before them still reads."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -258,6 +264,16 @@ class Manifest(BaseModel):
     counts: dict[str, int]
     documents: tuple[DocumentEntry, ...]
     build: dict[str, Any] = {}
+    changes: Changes | None = Field(default=None, description="The documents added, changed "
+                                    "and removed since the snapshot active when it was built.")
+    sources: SourceSet | None = Field(default=None, description="What it was built from, for "
+                                      "the next document change to rebuild (None: built "
+                                      "before sources were recorded).")
+
+    def updated(self, document_id: str) -> str:
+        """When a document's text last changed, as far as this manifest knows."""
+        entry = next((d for d in self.documents if d.document_id == document_id), None)
+        return (entry.updated_at if entry is not None else None) or self.created_at
 
 
 def build_manifest(
@@ -268,9 +284,24 @@ def build_manifest(
     chunks: int,
     created_at: str,
     build: dict[str, Any] | None = None,
+    *,
+    previous: Manifest | None = None,
+    changes: Changes | None = None,
+    sources: SourceSet | None = None,
 ) -> Manifest:
+    """`previous`: the manifest of the snapshot active before, whose `updated_at` an
+    unchanged document keeps."""
+    kept = {d.document_id: d for d in previous.documents} if previous is not None else {}
+
+    def updated_at(doc: Document) -> str:
+        before = kept.get(doc.document_id)
+        if previous is None or before is None or before.content_sha256 != doc.content_sha256:
+            return created_at
+        return previous.updated(doc.document_id)
+
     docs = tuple(
-        DocumentEntry(document_id=d.document_id, source=d.source, content_sha256=d.content_sha256)
+        DocumentEntry(document_id=d.document_id, source=d.source,
+                      content_sha256=d.content_sha256, updated_at=updated_at(d))
         for d in sorted(documents, key=lambda d: d.document_id)
     )
     return Manifest(
@@ -281,6 +312,8 @@ def build_manifest(
         counts={"documents": len(docs), "chunks": chunks, "dense": chunks, "lexical": chunks},
         documents=docs,
         build=build or {},
+        changes=changes,
+        sources=sources,
     )
 
 
@@ -314,6 +347,21 @@ class Catalog:
             return None
         except ValueError as exc:
             raise SnapshotError(f"manifest of {snapshot_id} is unreadable: {exc}") from None
+
+    def active_manifest(self) -> Manifest | None:
+        """The manifest of the active snapshot; None when nothing is active (or it has none)."""
+        active = self.alias()
+        return self.read_manifest(active) if active is not None else None
+
+    def record_sources(self, snapshot_id: str, sources: SourceSet) -> None:
+        """Record what a complete snapshot can be rebuilt from, when an ingest that reused it
+        read its documents from elsewhere (a folder moved; a snapshot built before sources
+        were recorded). The one field of a manifest written after its build: it describes
+        how to rebuild the snapshot, not what it holds (the data, the counts and the
+        fingerprint never change)."""
+        manifest = self.read_manifest(snapshot_id)
+        if manifest is not None and manifest.sources != sources:
+            self.write_manifest(manifest.model_copy(update={"sources": sources}))
 
     @contextmanager
     def _db(self) -> Iterator[sqlite3.Connection]:

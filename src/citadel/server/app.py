@@ -24,6 +24,7 @@ from citadel.server.auth import ApiKeys, document_optional_key
 from citadel.server.body_limit import BodyLimitMiddleware
 from citadel.server.chat import chat_router
 from citadel.server.docs import install_docs
+from citadel.server.documents import documents_router, upload_limit
 from citadel.server.drain import DRAIN_STATE, Drain
 from citadel.server.errors import install_error_handlers
 from citadel.server.hosts import AllowedHosts, HostCheckMiddleware
@@ -108,13 +109,15 @@ def create_app(source: Settings | Engine | None = None, *, bind_host: str | None
     install_error_handlers(app)
     # Added last = outermost: the request log sees (and ids) every request, even a refused one.
     app.add_middleware(BodyLimitMiddleware,
-                       max_bytes=max(64_000, 8 * provider.settings.max_question_chars))
+                       max_bytes=max(64_000, 8 * provider.settings.max_question_chars),
+                       larger=upload_limit(app.state.api_keys, provider.settings.max_file_bytes))
     app.add_middleware(HostCheckMiddleware,
                        allowed=AllowedHosts(provider.settings.http_allowed_hosts, bind_host))
     app.add_middleware(SecurityHeadersMiddleware)  # outside the host check: its 400 gets them
     app.add_middleware(RequestLogMiddleware)
 
     request_model = answer_request_model(provider.settings.max_question_chars)
+    app.include_router(documents_router())  # before api_router: DELETE beside its GET by id
     app.include_router(api_router(request_model))
     app.include_router(stream_router(request_model))
     app.include_router(agent_router(agents.get))

@@ -6,6 +6,10 @@ documents only, or is refused (401) when `open_answers = false`; an unknown key 
 401, never a silent fall back to public documents. A `tenant` in the body or query is refused
 (422): it would let any caller claim any tenant.
 
+Admin keys (`admin_keys`) are a role of their own: they list, add and remove documents
+(`citadel.server.documents`, `admin_scope`) and answer nothing; an answering key there is a
+403 that says an admin key is needed. A key cannot be both.
+
 Only SHA-256 digests of the keys are kept (the config may hold just `sha256:<hex>`), and a
 presented key's digest is compared with every one of them by `hmac.compare_digest`, so the
 time a lookup takes does not depend on which key, or how much of one, matched. Keys are
@@ -43,6 +47,12 @@ AUTH_RESPONSES: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorBody, "description": "Invalid API key, or a key is required "
                                              "(`open_answers = false`)."},
 }
+ADMIN_KEY_NEEDED = ("managing documents needs an admin key (`admin_keys` in the settings), "
+                    "sent as `Authorization: Bearer <key>` or `X-API-Key: <key>`")
+ADMIN_RESPONSES: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorBody, "description": "No key, or a key that is not configured."},
+    403: {"model": ErrorBody, "description": "An answering key: an admin key is needed."},
+}
 
 
 class TenantInRequest(ValueError):
@@ -51,6 +61,10 @@ class TenantInRequest(ValueError):
 
 class Unauthorized(ValueError):
     """No usable key where one is needed, or a key that is not configured."""
+
+
+class AdminKeyRequired(PermissionError):
+    """An answering key where an admin key is needed (a 403, `admin_key_required`)."""
 
 
 @dataclass(frozen=True)
@@ -71,19 +85,38 @@ def digest(key: str) -> bytes:
 class ApiKeys:
     """The configured keys (as digests) and the open-mode setting of one app."""
 
-    def __init__(self, keys: Mapping[SecretStr, str], *, open_answers: bool) -> None:
+    def __init__(self, keys: Mapping[SecretStr, str], *, open_answers: bool,
+                 admin_keys: tuple[SecretStr, ...] = ()) -> None:
         tenants: dict[bytes, str | None] = {}
         for n, (key, tenant) in enumerate(keys.items(), start=1):
             d = digest(key.get_secret_value())
             if tenants.setdefault(d, tenant or None) != (tenant or None):
                 # The same key given twice (as itself and as its digest) for two tenants.
                 raise ConfigError(f"api_keys: key #{n} is configured twice, for two tenants")
+        admins = {digest(key.get_secret_value()) for key in admin_keys}
+        for n, key in enumerate(admin_keys, start=1):
+            if digest(key.get_secret_value()) in tenants:
+                raise ConfigError(f"admin_keys: key #{n} is also an answering key in api_keys; "
+                                  "an admin key must be a key of its own")
         self._keys = tuple(tenants.items())
+        self._admins = tuple(admins)
         self.open_answers = open_answers
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "ApiKeys":
-        return cls(settings.api_keys, open_answers=settings.open_answers)
+        return cls(settings.api_keys, open_answers=settings.open_answers,
+                   admin_keys=settings.admin_keys)
+
+    def is_admin(self, key: str | None) -> bool:
+        """Whether `key` is an admin key (every admin key compared, as in `scope`)."""
+        if key is None:
+            return False
+        presented = hashlib.sha256(key.encode()).digest()
+        return sum(hmac.compare_digest(presented, stored) for stored in self._admins) > 0
+
+    def is_answering(self, key: str) -> bool:
+        presented = hashlib.sha256(key.encode()).digest()
+        return sum(hmac.compare_digest(presented, stored) for stored, _ in self._keys) > 0
 
     def scope(self, key: str | None) -> TenantScope:
         """The scope of a request that presented `key` (None: no key). Raises Unauthorized."""
@@ -138,6 +171,27 @@ async def tenant_scope(
     if log is not None:
         log.update(tenant=scope.tenant, authenticated=scope.authenticated)
     return scope
+
+
+async def admin_scope(
+    request: Request,
+    _bearer: Annotated[object, Security(BEARER)],
+    _api_key: Annotated[object, Security(API_KEY)],
+) -> None:
+    """FastAPI dependency of the document-management routes: passes an admin key only. No
+    key or an unknown one is a 401; an answering key a 403 that says an admin key is needed."""
+    keys: ApiKeys = request.app.state.api_keys
+    key = presented_key(request.headers.get("authorization"), request.headers.get("x-api-key"))
+    if keys.is_admin(key):
+        log = getattr(request.state, "log", None)
+        if log is not None:
+            log.update(authenticated=True)
+        return
+    if key is not None and keys.is_answering(key):
+        raise AdminKeyRequired(f"this key answers questions only: {ADMIN_KEY_NEEDED}")
+    raise HTTPException(401, ADMIN_KEY_NEEDED if key is None else
+                        f"unknown API key: {ADMIN_KEY_NEEDED}",
+                        headers={"WWW-Authenticate": "Bearer"})
 
 
 def document_optional_key(openapi: dict[str, Any], *, open_answers: bool) -> dict[str, Any]:

@@ -12,15 +12,15 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from citadel.engine import InvalidQuestion, NotReady
-from citadel.server.auth import TENANT_NOT_ACCEPTED, TenantInRequest
+from citadel.server.auth import TENANT_NOT_ACCEPTED, AdminKeyRequired, TenantInRequest
 from citadel.server.models import ErrorBody, ErrorDetail, FieldError
 from citadel.server.public_errors import public_message
 
 log = logging.getLogger("citadel.http")
 
-_CODES = {400: "bad_request", 401: "unauthorized", 404: "not_found", 405: "method_not_allowed",
-          413: "too_large", 415: "unsupported_media_type", 422: "invalid_request",
-          503: "not_ready"}
+_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
+          405: "method_not_allowed", 409: "conflict", 413: "too_large",
+          415: "unsupported_media_type", 422: "invalid_request", 503: "not_ready"}
 
 # Documented on every operation, so the OpenAPI schema describes what clients really get.
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
@@ -123,6 +123,10 @@ async def _tenant_in_request(request: Request, exc: TenantInRequest) -> JSONResp
     return error_response(request, 422, str(exc), "tenant_not_accepted")
 
 
+async def _admin_key_required(request: Request, exc: AdminKeyRequired) -> JSONResponse:
+    return error_response(request, 403, str(exc), "admin_key_required")
+
+
 async def _invalid_question(request: Request, exc: InvalidQuestion) -> JSONResponse:
     return error_response(request, 422, str(exc), "invalid_question")
 
@@ -144,5 +148,6 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(ApiError, _api_error)
     app.add_exception_handler(InvalidQuestion, _invalid_question)
     app.add_exception_handler(TenantInRequest, _tenant_in_request)
+    app.add_exception_handler(AdminKeyRequired, _admin_key_required)
     app.add_exception_handler(NotReady, _not_ready)
     app.add_exception_handler(Exception, _unexpected)

@@ -16,6 +16,7 @@ caller is served as it is (it is the caller's to close and to replace).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
@@ -138,6 +139,15 @@ class EngineProvider:
             if self._served is None:
                 raise NotReady(self._failed.reason if self._failed else "no engine")
             return self._served.engine
+
+    def check_now(self) -> None:
+        """Read the alias now, not at the next due check: after this process activated a
+        snapshot (a document change), the next request is served by it. Nothing changes for
+        an engine handed in (it does not follow the alias); a snapshot that cannot be served
+        is left to `switch_problem`, as at any check."""
+        self._checked_at = float("-inf")
+        with contextlib.suppress(NotReady):
+            self.get()
 
     def peek(self) -> Engine | None:
         served = self._served

@@ -94,13 +94,13 @@ def test_no_sources(tmp_path):
 
 
 def test_nothing_answers_reports_the_best_score_and_the_threshold(hashing_engine):
-    v = hashing_engine.answer("Who painted the Mona Lisa?").verdict
+    v = hashing_engine.answer("Who painted the ceiling of the old chapel?").verdict
     assert (v.outcome, v.stage, v.reason) == ("abstained", "relevance", "nothing_answers")
     assert v.scores["best_score"] < v.thresholds["threshold"]
 
 
 def test_below_floor_asks_no_model(engine_for):
-    answer = engine_for(Scripted(raises)).answer("How many moons does Jupiter have?")
+    answer = engine_for(Scripted(raises)).answer("How many moons orbit the largest planet?")
     assert answer.verdict.reason == "below_floor"
     assert answer.trace.generation_skipped and not answer.trace.attempts
 
@@ -189,3 +189,17 @@ def test_a_model_answer_another_source_contradicts_is_a_kept_conflict(tmp_path, 
     assert answer.conflict is not None
     assert (answer.verdict.reason, answer.verdict.stage) == ("conflict:kept", "conflicts_after")
     assert "Rotterdam" in answer.answer and "Leeds" in answer.answer
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["answer", "stream"])
+def test_a_name_no_source_mentions_is_not_answered_even_by_a_model(engine_for, stream):
+    # The model would answer from the delivery page; the question asks about a product no
+    # source mentions, so no model is asked and the abstention names it.
+    engine = engine_for(Scripted(cited("UK express delivery costs £9.95."), streams=stream))
+    question = "How much does express delivery cost for the Zephyr Pro kettle?"
+    answer = streamed(engine, question) if stream else engine.answer(question)
+    v = answer.verdict
+    assert (v.outcome, v.stage, v.reason) == ("abstained", "names", "not_mentioned")
+    assert answer.missing == "anything about Zephyr Pro" and not answer.citations
+    assert answer.answer == "I couldn't find anything about Zephyr Pro in the knowledge base."
+    assert not answer.trace.attempts

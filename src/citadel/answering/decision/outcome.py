@@ -6,6 +6,8 @@ before freezing it, so the trace, the answer, the request log and the receipt ag
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from citadel.answering.decision.composing import ConflictAnswer
 from citadel.answering.decision.request import DecisionRequest
 from citadel.answering.decision.verdict import amended
@@ -16,6 +18,7 @@ from citadel.answering.fallbacks import (
     abstention_text,
     describe_missing,
     sources_consulted,
+    unmentioned_missing,
 )
 from citadel.answering.request_trace import RequestTrace
 from citadel.gate import GateResult
@@ -40,16 +43,20 @@ def retrieval_failed(question: str, trace: RequestTrace, v: Verdict) -> Answer:
                   verdict=v, trace=_frozen(trace, v))
 
 
-def abstained(req: DecisionRequest, v: Verdict) -> Answer:
+def abstained(req: DecisionRequest, v: Verdict, not_mentioned: Sequence[str] = ()) -> Answer:
+    """An abstention; `not_mentioned` names what the question asked about that no source
+    mentions (the abstention says so instead of restating the question)."""
     v = _with_conflicts_seen(req, v)
     next_step = req.settings.next_step
     if v.reason == "no_sources":
         next_step = f"{NO_SOURCES} {next_step}"
+    missing = (unmentioned_missing(not_mentioned) if not_mentioned
+               else describe_missing(req.question))
     return Answer(
-        answer=abstention_text(req.question),
+        answer=abstention_text(req.question, missing),
         grounded=False,
         abstained=True,
-        missing=describe_missing(req.question),
+        missing=missing,
         degraded=req.trace.degraded,
         sources_consulted=sources_consulted(req.context),
         next_step=next_step,

@@ -4,6 +4,7 @@ Every stage reads one request's judged context (`DecisionRequest`) and either de
 returns the `Answer`, with its verdict) or passes (None). In order:
 
     sources          no context at all                          -> abstained: no_sources
+    names            the question names what no source mentions -> abstained: not_mentioned
     conflicts        DETECTORS in order; the first composed     -> conflict:<detector>
     relevance        nothing answers / below the floor          -> abstained: nothing_answers,
                                                                    below_floor
@@ -26,6 +27,7 @@ from citadel.answering.decision import outcome
 from citadel.answering.decision.attempts import generate
 from citadel.answering.decision.composing import compose
 from citadel.answering.decision.conflicts import KEPT, detected, kept
+from citadel.answering.decision.names import unmentioned
 from citadel.answering.decision.release import Release
 from citadel.answering.decision.relevance import relevance
 from citadel.answering.decision.request import DecisionRequest
@@ -40,6 +42,14 @@ def sources(req: DecisionRequest) -> Answer | None:
         return None
     req.trace.fields["fallback_used"] = True
     return outcome.abstained(req, verdict("no_sources"))
+
+
+def names(req: DecisionRequest) -> Answer | None:
+    judgement = req.context.judgement
+    missing = unmentioned(judgement.question.names, req.context) if judgement else []
+    if not missing:
+        return None
+    return outcome.abstained(req, verdict("not_mentioned"), not_mentioned=missing)
 
 
 def _composed(req: DecisionRequest, detector: str, conflict: Conflict,
@@ -71,7 +81,7 @@ def relevant(req: DecisionRequest) -> Answer | None:
 
 
 BEFORE_GENERATION: tuple[Callable[[DecisionRequest], Answer | None], ...] = (
-    sources, conflicts, relevant)
+    sources, names, conflicts, relevant)
 
 
 def _before_generation(req: DecisionRequest) -> Answer | None:

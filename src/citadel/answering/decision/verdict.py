@@ -18,6 +18,7 @@ from citadel.records import Conflict, Verdict
 REASONS: dict[str, tuple[str, str]] = {
     "retrieval_failed": ("retrieval", "the knowledge base could not be searched"),
     "no_sources": ("context", "no document of the knowledge base matched the question"),
+    "not_mentioned": ("names", "the question names something no source retrieved mentions"),
     "below_floor": ("relevance", "no sentence of the sources retrieved is even close to the "
                                  "question, so no language model was asked"),
     "nothing_answers": ("relevance", "no sentence of the sources retrieved answers the "
