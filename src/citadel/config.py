@@ -83,6 +83,27 @@ class Settings(BaseModel):
                     "(relative to its ingest root, as the ingest report shows it; or a glob) "
                     "to its password. Never logged or printed.")
 
+    # Websites as sources (citadel.ingest.web): how a crawl fetches, and its default bounds
+    # (a [[websites]] table may set max_pages and max_depth of its own).
+    fetch_allow_private: bool = Field(
+        default=False,
+        description="Fetch from private, loopback and link-local addresses too (an intranet "
+                    "help centre). Off: such an address is refused after DNS resolution and "
+                    "after every redirect.")
+    fetch_delay: float = Field(default=1.0, ge=0.0, le=600.0,
+                               description="Seconds between two requests of a crawl (a "
+                                           "robots.txt Crawl-delay may lengthen it).")
+    fetch_timeout: float = Field(default=20.0, gt=0, le=600,
+                                 description="Seconds one request may take, headers and body.")
+    fetch_max_page_bytes: int = Field(default=5_000_000, ge=1,
+                                      description="A larger page is skipped, with the reason.")
+    crawl_max_pages: int = Field(default=500, ge=1, le=1_000_000,
+                                 description="URLs a crawl fetches per website at most.")
+    crawl_max_depth: int = Field(default=5, ge=0, le=100,
+                                 description="Links followed away from a website's start URL.")
+    crawl_max_seconds: float = Field(default=1800.0, gt=0, le=86_400,
+                                     description="Seconds one website's crawl may take.")
+
     # Approximate dense search (local backend; citadel.retrieval.ann, needs the `ann` extra).
     ann_min_chunks: int = Field(
         default=50_000, ge=0,

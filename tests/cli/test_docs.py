@@ -131,3 +131,30 @@ def test_the_last_document_cannot_be_removed(home):
 def test_list_without_a_knowledge_base_says_what_to_do(tmp_path):
     result = run(tmp_path / "empty", "docs", "list")
     assert result.exit_code == 1 and "citadel ingest PATH" in result.output
+
+
+def test_a_document_added_after_a_website_ingest_keeps_the_sites_pages(help_site, tmp_path):
+    home = tmp_path / "home"
+    web = {"CITADEL_FETCH_ALLOW_PRIVATE": "1", "CITADEL_FETCH_DELAY": "0"}
+    first = run(home, "ingest", "-q", help_site.url("/sitemap.xml"), **web)
+    assert first.exit_code == 0, first.output
+    pages = {d["document_id"]: d["source"] for d in listed(home)}
+    assert len(pages) == 3 and all(s.startswith(help_site.base) for s in pages.values())
+    file = tmp_path / "Llama Grooming.md"
+    file.write_text("# Llama grooming\n\nThe llama grooming service costs 45 pounds per visit."
+                    "\n")
+    fetched = len(help_site.requests)
+    result = run(home, "docs", "add", "-q", str(file), **web)
+    assert result.exit_code == 0, result.output
+    assert "1 added (llama-grooming), 0 changed, 0 removed" in result.output
+    assert {d["document_id"]: d["source"] for d in listed(home)} == {
+        **pages, "llama-grooming": "Llama Grooming.md"}
+    assert cited(home) == {"llama-grooming"}
+    # The site was read again through the fetch cache: each page only asked "changed since?".
+    asked = [r for r in help_site.requests[fetched:] if r.path != "/robots.txt"]
+    assert asked and all("if-none-match" in r.headers for r in asked)
+    # A page is removed as a file of a folder is: excluded, the rest kept.
+    page = next(iter(pages))
+    assert run(home, "docs", "remove", "-q", page, **web).exit_code == 0
+    assert {d["document_id"] for d in listed(home)} == (set(pages) - {page}) | {
+        "llama-grooming"}

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from citadel.ingest.chunking import chunk_document
-from citadel.ingest.loaders import extract_html, load_corpus, load_file
+from citadel.ingest.loaders import document_id, extract_html, load_corpus, load_file
 from tests.conftest import DEMO_KB
 from tests.helpers_kb import write_kb
 
@@ -176,3 +176,47 @@ def test_html_list_items_and_definition_lists_keep_their_shape():
                         "<dl><dt>Phone:</dt><dd>(503) 555-0148</dd></dl>").text
     assert text.strip().split("\n\n") == ["We deliver to:", "- Ireland", "- France",
                                   "Phone: (503) 555-0148"]
+
+
+CHROME_PAGE = """<body><header><a href="/">Acme Help</a></header>
+<nav><a href="/a">A</a></nav><div role="navigation">Breadcrumbs</div><menu><li>Tools</li></menu>
+<main><article><header><h1>Returns</h1><p>Updated in May</p></header>
+<p>Returns are accepted within 30 days.</p><aside>Keep the receipt.</aside>
+<footer>Filed under policies</footer></article>
+<section><header><h2>Exchanges</h2></header><p>Exchanges are free.</p></section></main>
+<aside>Popular articles</aside><div role="contentinfo">Terms</div><footer>Copyright Acme</footer>
+</body>"""
+
+
+def test_a_web_page_is_read_without_its_sites_chrome_and_its_articles_own_header_stays():
+    page = extract_html(CHROME_PAGE, page_only=True).text
+    assert page == ("# Returns\n\nUpdated in May\n\nReturns are accepted within 30 days.\n\n"
+                    "Keep the receipt.\n\nFiled under policies\n\n## Exchanges\n\n"
+                    "Exchanges are free.\n")
+    whole = extract_html(CHROME_PAGE).text  # a file keeps everything, as before
+    assert "Acme Help" in whole and "Popular articles" in whole and "Copyright Acme" in whole
+
+
+def test_blocks_named_to_drop_are_left_out_with_offsets_and_hidden_spans_intact():
+    html = ('<p>Still need help?</p><p>Keep it.</p><p style="display:none">Secret</p>'
+            "<p>Still need help?</p>")
+    extracted = extract_html(html, drop_blocks={"Still need help?"})
+    assert extracted.text == "Keep it.\n\nSecret\n"
+    (start, end), = extracted.hidden_spans
+    assert extracted.text[start:end] == "Secret"
+
+
+@pytest.mark.parametrize(("url", "expected"), [
+    ("https://help.example.com/help/returns.html", "help.example.com/help/returns"),
+    ("https://Help.Example.com/", "help.example.com"),
+    ("http://127.0.0.1:8765/faq/", "127.0.0.1-8765/faq"),
+    ("https://h/article?id=5&lang=en", "h/article-id-5-lang-en"),
+    ("https://h/docs/Caf%C3%A9%20Menu.pdf", "h/docs/caf-menu"),  # as a file name is
+])
+def test_a_web_pages_id_is_its_urls_host_and_path_slugged(url, expected):
+    assert document_id(url) == expected
+
+
+def test_a_list_item_left_open_ends_with_its_list():
+    text = extract_html("<ul><li>One<li>Two</ul><p>After the list.</p>").text
+    assert text == "- One\n\n- Two\n\nAfter the list.\n"

@@ -1,4 +1,5 @@
-"""citadel-sources.toml's `[examples]`: the page's example questions, read and checked."""
+"""citadel-sources.toml's `[examples]` (the page's example questions) and `[[websites]]`,
+read and checked."""
 
 import re
 from pathlib import Path
@@ -6,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from citadel.config import ConfigError
-from citadel.ingest.operator_metadata import read_examples, read_sources_file
+from citadel.ingest.operator_metadata import read_examples, read_sources_file, read_websites
 from citadel.knowledge.snapshots import MAX_EXAMPLES, Examples
 from tests.conftest import DEMO_KB
 
@@ -79,3 +80,31 @@ def test_a_malformed_examples_table_is_an_error_naming_the_file(tmp_path, text, 
     path = re.escape(str(kb / "citadel-sources.toml"))
     with pytest.raises(ConfigError, match=rf"^{path}: .*{message}"):
         read_examples([kb])
+
+
+def test_websites_are_read_in_file_order_beside_url_keyed_sources(tmp_path):
+    kb = sources_file(tmp_path, '[[websites]]\nurl = "https://help.example.com"\n'
+                                'include = ["/help/*"]\nmax_pages = 20\n\n'
+                                '[[websites]]\nurl = "https://docs.example.com/sitemap.xml"\n\n'
+                                '[sources."https://help.example.com/policies/*"]\n'
+                                'authority = 0.9\n')
+    first, second = read_websites(kb)
+    assert (first.url, first.include, first.max_pages) == ("https://help.example.com/",
+                                                           ("/help/*",), 20)
+    assert second.url == "https://docs.example.com/sitemap.xml"
+    assert read_sources_file(kb)["https://help.example.com/policies/*"].authority == 0.9
+    assert read_websites(sources_file(tmp_path / "none", "")) == ()
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('websites = "https://h/"\n', r"'websites' must be \[\[websites\]\] tables"),
+    ('[[websites]]\nurl = "ftp://h/"\n', r"\[\[websites\]\] #1: url: Value error, "
+                                         r"'ftp://h/' is not an http\(s\) URL"),
+    ('[[websites]]\nurl = "https://h/"\n[[websites]]\nhost = "h"\n',
+     r"\[\[websites\]\] #2: url: Field required; host: Extra inputs are not permitted"),
+])
+def test_a_malformed_websites_table_is_an_error_naming_the_file(tmp_path, text, message):
+    kb = sources_file(tmp_path / "kb", text)
+    path = re.escape(str(kb / "citadel-sources.toml"))
+    with pytest.raises(ConfigError, match=rf"^{path}: {message}"):
+        read_websites(kb)

@@ -239,6 +239,46 @@ def test_customer_mode_refuses_a_wrong_key_and_hides_other_customers_orders(
 
 
 @pytest.fixture(scope="module")
+def help_centre_site(tmp_path_factory):
+    """The loopback help centre (tests/ingest/web/help_centre.py) ingested from its sitemap,
+    served by the page; the help centre keeps running, as a website does."""
+    from tests.ingest.web.help_centre import help_centre, serve, web_settings
+
+    with serve() as website:
+        help_centre(website)
+        settings = web_settings(tmp_path_factory.mktemp("web-home"))
+        ingest([website.url("/sitemap.xml")], settings, embedder=HashingEmbedder(),
+               progress=False)
+        engine = Engine.open(settings, embedder=HashingEmbedder())
+        with live_server(create_app(engine)) as url:
+            yield url, website
+        engine.close()
+
+
+def test_a_web_pages_citation_links_to_the_page_itself_at_the_quote(page, help_centre_site):
+    url, website = help_centre_site
+    ask(page, url, "How long are gift cards valid?")
+    page.locator("#answer-text a.cite").first.click()
+    page.wait_for_selector('#source[data-state="shown"]')
+    quote = page.inner_text("mark.hl")
+    assert quote.startswith("Gift cards are valid for 24 months")
+    link = page.locator("#source-path a.source-url")
+    assert link.inner_text() == website.url("/help/gift-cards")
+    assert link.get_attribute("href") == (website.url("/help/gift-cards") + "#:~:text="
+                                          + quote.replace(" ", "%20"))
+    assert (link.get_attribute("target"), link.get_attribute("rel")) == (
+        "_blank", "noopener noreferrer")
+
+
+def test_a_files_source_is_its_path_not_a_link(page, site):
+    ask(page, site, "How long are gift cards valid?")
+    page.locator("#answer-text a.cite").first.click()
+    page.wait_for_selector('#source[data-state="shown"]')
+    assert page.inner_text("#source-path").startswith("gift-cards.html · html · snapshot")
+    assert page.locator("#source-path a").count() == 0
+
+
+@pytest.fixture(scope="module")
 def pdf_site(documents_engine):
     with live_server(create_app(documents_engine)) as url:
         yield url

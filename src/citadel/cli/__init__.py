@@ -15,6 +15,7 @@ import click
 # name -> (module under citadel.cli, attribute): imported on first use.
 COMMANDS = {
     "ingest": ("ingest", "ingest"),
+    "sync": ("sync", "sync"),
     "ask": ("ask", "ask"),
     "chat": ("chat", "chat"),
     "agent": ("agent", "agent"),

@@ -7,33 +7,49 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
+    from citadel.ingest.pipeline import IngestReport
     from citadel.knowledge.changes import Changes
 
 
 @click.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, required=True)
 @click.option("--no-activate", is_flag=True, help="Build the snapshot but leave the alias.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
 @click.option("--show-flagged", is_flag=True,
               help="List every chunk flagged for planted instructions, with the reasons.")
-def ingest(paths: tuple[Path, ...], no_activate: bool, quiet: bool, show_flagged: bool) -> None:
-    """Ingest files or folders (Markdown, text, HTML, PDF, Word) into a new snapshot and
-    activate it."""
+def ingest(paths: tuple[str, ...], no_activate: bool, quiet: bool, show_flagged: bool) -> None:
+    """Ingest files, folders (Markdown, text, HTML, PDF, Word) and websites (an http(s) page
+    to crawl from, or a sitemap.xml) into a new snapshot and activate it."""
     from citadel.config import Settings
     from citadel.ingest.pipeline import IngestError
     from citadel.ingest.pipeline import ingest as run_ingest
 
     settings = Settings.load()
     try:
-        report = run_ingest(
-            list(paths), settings, progress=not quiet, activate=not no_activate,
-            on_wait=lambda holder: click.echo(
-                f"waiting: another ingest or document change is running ({holder})", err=True),
-        )
+        report = run_ingest(sources(paths), settings, progress=not quiet,
+                            activate=not no_activate, on_wait=say_waiting)
     except IngestError as exc:
         for skip in exc.skipped:
             click.echo(f"skipped {skip.path}: {skip.reason}", err=True)
         raise
+    print_report(report, paths, show_flagged)
+
+
+def sources(paths: tuple[str, ...]) -> list[Path | str]:
+    """The arguments as the pipeline takes them: a URL stays text (a `Path` would fold its
+    `//`), anything else is a path."""
+    from citadel.ingest.web.urls import is_url
+
+    return [p if is_url(p) else Path(p) for p in paths]
+
+
+def say_waiting(holder: str) -> None:
+    click.echo(f"waiting: another ingest or document change is running ({holder})", err=True)
+
+
+def print_report(report: IngestReport, paths: tuple[str, ...], show_flagged: bool) -> None:
+    """What an ingest did: skipped and retired documents, flags, the snapshot, what changed
+    since the snapshot active before, and the alias."""
     for skip in report.skipped:
         click.echo(f"skipped {skip.path}: {skip.reason}", err=True)
     if report.ignored_front_matter:
@@ -50,7 +66,7 @@ def ingest(paths: tuple[Path, ...], no_activate: bool, quiet: bool, show_flagged
         f"{report.chunks} chunks in {report.seconds:.1f}s"
         + (f" ({report.embedded} embedded, {report.cached} from cache)" if not report.reused
            else "")
-        + (f" ({len(report.skipped)} files skipped)" if report.skipped else "")
+        + (f" ({len(report.skipped)} skipped)" if report.skipped else "")
     )
     click.echo(changes_line(report.changes))
     if report.activated:
@@ -65,7 +81,7 @@ def changes_line(changes: Changes) -> str:
     return f"changes{since}: {changes.summary()}"
 
 
-def flagged_summary(flagged: tuple[tuple[str, str], ...], paths: tuple[Path, ...],
+def flagged_summary(flagged: tuple[tuple[str, str], ...], paths: tuple[str, ...],
                     listed: bool) -> str:
     """What injection screening found, in words: how many chunks of which documents, what
     that means for answers (search never returns them: `Chunk.retrievable`), how to see

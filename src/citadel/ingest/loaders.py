@@ -15,7 +15,9 @@ runs of other characters than `a-z 0-9 . _ -` made one `-` (`refunds-policy-2023
 `refunds-policy-2023`). It depends on that path alone, never on which other files exist, so
 an operator rule or a `supersedes` that names it keeps naming it. Two files whose paths map to
 one id (`faq.md` and `faq.txt`, `Refunds Policy.txt` and `refunds-policy.md`) are an error
-naming both (`DocumentIdCollision`): disambiguating one of them would rename it silently.
+naming both (`DocumentIdCollision`): disambiguating one of them would rename it silently. A
+web page's source is its URL, and its id the URL's host and path, slugged the same way
+(`https://help.example.com/help/returns.html` -> `help.example.com/help/returns`).
 """
 
 from __future__ import annotations
@@ -26,10 +28,11 @@ import hashlib
 import os
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from html.parser import HTMLParser
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+from urllib.parse import unquote, urlsplit
 
 from citadel.config import ConfigError
 from citadel.ingest.front_matter import FrontMatterError, read_front_matter
@@ -42,6 +45,7 @@ from citadel.ingest.operator_metadata import (
     read_sources_file,
 )
 from citadel.ingest.visibility import ROOT, Cascade, Element, Style, page_cascade
+from citadel.ingest.web.urls import is_url
 from citadel.records import Document
 
 FORMATS = {
@@ -66,7 +70,8 @@ class LoadedCorpus:
     # operator sets (OPERATOR_META): loaded, with those fields ignored.
     ignored_front_matter: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # `[sources."<path or glob>"]` entries of an ingested folder's citadel-sources.toml that
-    # match no file in it, as "<folder>/citadel-sources.toml: [sources.'<key>']".
+    # match no file in it (or no page of its websites), each said as "<folder>/citadel-
+    # sources.toml: [sources.'<key>'] matches no file of that folder".
     unmatched_sources: tuple[str, ...] = ()
 
 
@@ -179,12 +184,9 @@ def load_corpus(paths: Iterable[Path], max_file_bytes: int = 10_000_000,
             folder_files.setdefault(root, []).append(rel)
         try:
             loaded = read_file(file, rel, max_file_bytes, password_for(passwords or {}, rel))
-            doc = apply_metadata(loaded.document, metadata_for(tables[root], rel))
+            doc = admit(loaded, metadata_for(tables[root], rel))
         except LoadError as exc:
             skipped.append(Skipped(rel, str(exc)))
-            continue
-        if "tenant" in loaded.claims and doc.tenant is None:
-            skipped.append(Skipped(rel, TENANT_CLAIM.format(path=rel)))
             continue
         if loaded.claims:
             ignored.append((rel, loaded.claims))
@@ -202,22 +204,47 @@ def load_corpus(paths: Iterable[Path], max_file_bytes: int = 10_000_000,
                         _unmatched_sources(tables, folder_files))
 
 
+def admit(loaded: Loaded, meta: SourceMetadata | None) -> Document:
+    """The document with the operator's metadata (`meta`, from citadel-sources.toml) in
+    place of its own. A `LoadError` when its front matter names a tenant the operator did
+    not confirm (`TENANT_CLAIM`)."""
+    doc = apply_metadata(loaded.document, meta)
+    if "tenant" in loaded.claims and doc.tenant is None:
+        raise LoadError(TENANT_CLAIM.format(path=doc.source))
+    return doc
+
+
 def _unmatched_sources(tables: Mapping[Path, Mapping[str, SourceMetadata]],
                        folder_files: Mapping[Path, Sequence[str]]) -> tuple[str, ...]:
     """The `[sources]` entries of each folder given that match none of its files. A file
     given by itself is read with its folder's entries, which are about the folder: those are
-    not checked."""
+    not checked. An entry keyed by a URL is about a website's pages, not the folder's files
+    (`citadel.ingest.sources` checks those)."""
     return tuple(
-        f"{root / SOURCES_FILE}: [sources.{key!r}]"
+        f"{root / SOURCES_FILE}: [sources.{key!r}] matches no file of that folder"
         for root, files in folder_files.items()
         for key in tables.get(root, {})
-        if not any(matches(key, rel) for rel in files))
+        if not is_url(key) and not any(matches(key, rel) for rel in files))
 
 
 def document_id(source: str) -> str:
-    """The id of the document at `source` (its path relative to the ingest root): a function
-    of that path alone (module docstring)."""
+    """The id of the document at `source` (its path relative to the ingest root, or its
+    URL): a function of that path alone (module docstring)."""
+    if is_url(source):
+        parts = urlsplit(source)
+        path = PurePosixPath(unquote(parts.path))
+        stem = str(path.with_suffix("")) if path.name else str(path)
+        return _slug(parts.netloc + stem + (f"?{unquote(parts.query)}" if parts.query else ""))
     return _slug(str(Path(source).with_suffix("")))
+
+
+def _stem(source: str) -> str:
+    """A name for a document without a title: its file name's stem (a URL's last path
+    segment, or its host)."""
+    if is_url(source):
+        parts = urlsplit(source)
+        return PurePosixPath(unquote(parts.path)).stem or (parts.hostname or source)
+    return Path(source).stem
 
 
 class LoadError(Exception):
@@ -274,11 +301,13 @@ def parse_document(decoded: str, source: str, fmt: str) -> Document:
     return read_document(decoded, source, fmt).document
 
 
-def read_document(decoded: str, source: str, fmt: str) -> Loaded:
+def read_document(decoded: str, source: str, fmt: str, *, page_only: bool = False,
+                  drop_blocks: Collection[str] = ()) -> Loaded:
     """A document from a file's decoded text (universal newlines). Markdown and plain text
     keep that text whole, so offsets index the file; their body (what is chunked and shown)
     begins after a byte-order mark and, for Markdown, the front matter. HTML keeps the text
-    extracted from the page."""
+    extracted from the page (`extract_html`: a web page's without its navigation chrome,
+    `page_only`, and without the blocks its site repeats on most pages, `drop_blocks`)."""
     meta: dict[str, str | None] = {}
     text = decoded
     body_start = 1 if decoded.startswith(BOM) else 0
@@ -289,7 +318,8 @@ def read_document(decoded: str, source: str, fmt: str) -> Loaded:
     if fmt == "markdown":
         body_start, meta, tags, claims = split_front_matter(decoded, body_start)
     elif fmt == "html":
-        extracted = extract_html(decoded[body_start:])
+        extracted = extract_html(decoded[body_start:], page_only=page_only,
+                                 drop_blocks=drop_blocks)
         body_start = 0
         # A page describes itself (title, category, date) but never vouches for itself.
         meta = {k: v for k, v in extracted.meta.items() if k in HTML_META}
@@ -301,7 +331,7 @@ def read_document(decoded: str, source: str, fmt: str) -> Loaded:
         if not text.strip():
             raise LoadError("HTML has no visible text")
     title = (meta.get("title") or _first_heading(text[body_start:], fmt)
-             or _humanize(Path(source).stem))
+             or _humanize(_stem(source)))
     return Loaded(Document(
         document_id=document_id(source),
         source=source,
@@ -343,7 +373,7 @@ def split_front_matter(
 
 def parse_binary(raw: bytes, source: str, fmt: str, password: str | None = None) -> Document:
     """PDF and Word files, through their own modules (imported here: an optional extra)."""
-    stem = _humanize(Path(source).stem)
+    stem = _humanize(_stem(source))
     doc_id = document_id(source)
     if fmt == "pdf":
         from citadel.ingest.pdf import PdfError, read_pdf
@@ -436,6 +466,27 @@ _CLOSES_P = frozenset({"address", "article", "aside", "blockquote", "details", "
                        "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3",
                        "h4", "h5", "h6", "header", "hgroup", "hr", "main", "menu", "nav", "ol",
                        "p", "pre", "section", "table", "ul"})
+# A web page's navigation chrome (`extract_html(page_only=True)`): menus always; a header, a
+# footer or a sidebar when it is the site's (outside an article, main or section: inside one
+# it is that content's own, e.g. an article's byline or a note beside it), as HTML-AAM maps
+# them to the banner, contentinfo and complementary landmarks.
+_CHROME_TAGS = frozenset({"nav", "menu"})
+_CHROME_ROLES = frozenset({"navigation", "menu", "menubar", "search"})
+_LANDMARK_TAGS = frozenset({"header", "footer", "aside"})
+_LANDMARK_ROLES = frozenset({"banner", "contentinfo", "complementary"})
+_CONTENT_TAGS = frozenset({"article", "main", "section"})
+
+
+def _chrome(element: Element, inside: Sequence[Element]) -> bool:
+    role = (element.attrs.get("role") or "").strip().lower()
+    if element.tag in _CHROME_TAGS or role in _CHROME_ROLES:
+        return True
+    if element.tag in _LANDMARK_TAGS or role in _LANDMARK_ROLES:
+        return not any(e.tag in _CONTENT_TAGS or e.attrs.get("role") == "main"
+                       for e in inside)
+    return False
+
+
 _IMPLIED_END = {"p": _CLOSES_P, "li": frozenset({"li"}), "dt": frozenset({"dt", "dd"}),
                 "dd": frozenset({"dt", "dd"}), "tr": frozenset({"tr"}),
                 "td": frozenset({"td", "th", "tr"}), "th": frozenset({"td", "th", "tr"}),
@@ -443,8 +494,12 @@ _IMPLIED_END = {"p": _CLOSES_P, "li": frozenset({"li"}), "dt": frozenset({"dt", 
 
 
 class _Extractor(HTMLParser):
-    def __init__(self, cascade: Cascade) -> None:
+    def __init__(self, cascade: Cascade, page_only: bool = False) -> None:
         super().__init__(convert_charrefs=True)
+        # `page_only`: the text of navigation chrome (`_chrome`) is left out; `chrome_at` is
+        # how many elements were open outside the chrome element being skipped, if any.
+        self.page_only = page_only
+        self.chrome_at: int | None = None
         self.blocks: list[tuple[str, bool]] = []
         self.current: list[str] = []
         self.meta: dict[str, str] = {}
@@ -568,17 +623,27 @@ class _Extractor(HTMLParser):
         style = self.cascade.enter(parent, element, self.open)
         if (style.hidden is None) != (parent.hidden is None):
             self._flush()  # hidden text becomes blocks of its own, never mixed in
+        if self.page_only and self.chrome_at is None and _chrome(element, self.open):
+            self._flush()
+            self.chrome_at = len(self.open)
         self.open.append(element)
         self.styles.append(style)
         self.open_tags[element.tag] += 1
 
     def _pop(self) -> str:
         outer = self.styles[-2] if len(self.styles) > 1 else ROOT
-        if (self.styles[-1].hidden is None) != (outer.hidden is None):
-            self._flush()  # the text so far is the closing element's
+        # The text so far is the closing element's: its own block when its visibility differs
+        # from what is around it, or when it is a list item (closed by `</ul>` or the next
+        # `<li>` as well as by `</li>`: what follows is not part of the item).
+        closing_item = self.open[-1].tag == "li"
+        if (self.styles[-1].hidden is None) != (outer.hidden is None) or closing_item:
+            self._flush()
+        self.item = self.item and not closing_item
         self.styles.pop()
         element = self.open.pop()
         self.open_tags[element.tag] -= 1
+        if self.chrome_at is not None and len(self.open) <= self.chrome_at:
+            self.chrome_at = None
         return element.tag
 
     def handle_data(self, data: str) -> None:
@@ -587,22 +652,28 @@ class _Extractor(HTMLParser):
         if not self.skip_depth:
             if data.strip():
                 self.in_body = True  # text outside head elements starts the body
-            self.current.append(data)
+            if self.chrome_at is None:
+                self.current.append(data)
 
 
-def extract_html(html: str) -> ExtractedHtml:
+def extract_html(html: str, *, page_only: bool = False,
+                 drop_blocks: Collection[str] = ()) -> ExtractedHtml:
     """Visible text, one block per paragraph; headings become Markdown `#` lines.
 
     Text the page hides from readers is kept, in blocks of its own, and its spans in the
-    extracted text are returned so that ingestion can flag the chunks that carry it."""
-    parser = _Extractor(page_cascade(html))
+    extracted text are returned so that ingestion can flag the chunks that carry it.
+    `page_only` (a web page) leaves out navigation chrome (`_chrome`), and a block whose text
+    is one of `drop_blocks` (what the site repeats on most pages) is left out too."""
+    parser = _Extractor(page_cascade(html), page_only)
     parser.feed(html)
     parser.close()
     parser._flush()
     parts: list[str] = []
     hidden: list[tuple[int, int]] = []
     offset = 0
-    for i, (block, is_hidden) in enumerate(parser.blocks):
+    drop = frozenset(drop_blocks)
+    blocks = [(block, h) for block, h in parser.blocks if block not in drop]
+    for i, (block, is_hidden) in enumerate(blocks):
         if i:
             parts.append("\n\n")
             offset += 2

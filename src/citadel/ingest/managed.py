@@ -4,7 +4,8 @@ removes (`citadel docs remove`, `DELETE /v1/documents/{id}`), each change a new 
 Snapshots stay immutable: a change builds a complete new snapshot from the active one's
 sources (`SourceSet`, in its manifest) plus or minus the document, through the normal
 pipeline (`build`: validated before the alias moves; a failure leaves the active snapshot
-serving), with the embedding cache, so only the new document's chunks are embedded.
+serving), with the embedding cache, so only the new document's chunks are embedded, and the
+fetch cache, so the websites among the sources are only asked whether their pages changed.
 
 An uploaded file is kept in `<home>/documents/` under the SHA-256 of its bytes and the
 suffix of its format: the name a client sent is never used as a path. That name, sanitized
@@ -143,8 +144,9 @@ def add_documents(settings: Settings, uploads: Sequence[Upload], *,
 def remove_document(settings: Settings, document_id: str, *,
                     builders: Builders = Builders()) -> Change:
     """Build the snapshot of the active one's sources without `document_id`: an upload is
-    dropped, a document of an ingested folder excluded (the file itself is left alone; a
-    later `citadel ingest` of that folder brings it back)."""
+    dropped, a document of an ingested folder or website excluded (the file or page itself
+    is left alone; a later `citadel ingest` or sync round of that folder or site brings it
+    back)."""
     with _changing(settings.home):
         previous = Catalog(settings.home).active_manifest()
         ids = {d.document_id for d in previous.documents} if previous is not None else set()

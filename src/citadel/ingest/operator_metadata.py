@@ -19,6 +19,16 @@ file's values override the document's own (title, category and date from front m
 HTML `<head>`). The file itself is never ingested as a document. An entry that matches no
 file, and a `supersedes` that names no document, stop the ingest (`rule_problems`).
 
+Websites are named here too, each as a `[[websites]]` table (`citadel.ingest.web.site`), and
+their pages' metadata is set by URL, a URL or a URL glob in place of the path:
+
+    [[websites]]
+    url = "https://help.example.com/"
+    include = ["/help/*"]
+
+    [sources."https://help.example.com/policies/*"]
+    authority = 0.9
+
 The optional `[examples]` table gives the web page's "Try:" buttons for this knowledge base
 (`read_examples`); they are kept with the snapshot (`citadel.knowledge.snapshots.Examples`):
 
@@ -39,11 +49,12 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from citadel.config import ConfigError
+from citadel.ingest.web.site import Website
 from citadel.knowledge.snapshots import MAX_EXAMPLE_CHARS, MAX_EXAMPLES, Examples
 from citadel.records import Document
 
 SOURCES_FILE = "citadel-sources.toml"
-TABLES = ("sources", "examples")
+TABLES = ("sources", "examples", "websites")
 
 
 class SourceMetadata(BaseModel):
@@ -75,6 +86,22 @@ def read_sources_file(root: Path) -> dict[str, SourceMetadata]:
         except ValidationError as exc:
             raise ConfigError(f"{path}: [sources.{pattern!r}]: {_problems(exc)}") from None
     return out
+
+
+def read_websites(root: Path) -> tuple[Website, ...]:
+    """The `[[websites]]` of `<root>/citadel-sources.toml`, in file order; () without."""
+    path = root / SOURCES_FILE
+    tables = _read_toml(path).get("websites", [])
+    if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
+        raise ConfigError(f"{path}: 'websites' must be [[websites]] tables, each with "
+                          'url = "https://…"')
+    sites = []
+    for n, values in enumerate(tables, start=1):
+        try:
+            sites.append(Website.model_validate(values))
+        except ValidationError as exc:
+            raise ConfigError(f"{path}: [[websites]] #{n}: {_problems(exc)}") from None
+    return tuple(sites)
 
 
 def read_examples(paths: Sequence[Path]) -> Examples:
@@ -127,8 +154,8 @@ def _read_toml(path: Path) -> dict:
         raise ConfigError(f"{path} is not valid TOML: {exc}") from None
     extra = sorted(set(data) - set(TABLES))
     if extra:
-        raise ConfigError(f"{path}: unknown table(s) {extra}; expected [sources.\"<path>\"] "
-                          "and [examples]")
+        raise ConfigError(f"{path}: unknown table(s) {extra}; expected [sources.\"<path>\"], "
+                          "[[websites]] and [examples]")
     return data
 
 
@@ -158,7 +185,7 @@ def rule_problems(documents: Sequence[Document], unmatched_sources: Sequence[str
     a sound (a retired policy stays evidence beside its successor and answers turn into "the
     sources disagree"; a page keeps the default authority the operator meant to lower)."""
     ids = sorted({d.document_id for d in documents})
-    problems = [f"{entry} matches no file of that folder" for entry in unmatched_sources]
+    problems = list(unmatched_sources)
     for doc in documents:
         if doc.supersedes and doc.supersedes not in ids:
             near = difflib.get_close_matches(doc.supersedes, ids, n=1)

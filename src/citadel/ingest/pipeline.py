@@ -1,14 +1,16 @@
-"""Ingestion: files -> documents -> chunks -> embeddings -> a validated snapshot -> alias.
+"""Ingestion: files and websites -> documents -> chunks -> embeddings -> a validated snapshot
+-> alias.
 
 A build never touches the active snapshot: it writes a new snapshot beside it under a
 per-snapshot build lock, validates it, records it `complete`, and only then switches the alias.
 A crash at any point leaves the previous snapshot active and serving; the half-built one stays
 `building` (its lock released by the kernel) or `failed`, and the next ingest rebuilds it.
 
-What a build reads is a `SourceSet` (the folders given, the documents uploaded to the home:
-`citadel.ingest.sources`), recorded in its manifest with the changes since the snapshot that
-was active, so that adding or removing one document (`citadel.ingest.managed`) can rebuild
-from the rest. One change of the sources runs at a time (`change_lock`).
+What a build reads is a `SourceSet` (the files, folders and websites given, the documents
+uploaded to the home: `citadel.ingest.sources`), recorded in its manifest with the changes
+since the snapshot that was active, so that adding or removing one document
+(`citadel.ingest.managed`) can rebuild from the rest. One change of the sources (an ingest, a
+sync round, a document change) runs at a time (`change_lock`).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from citadel.ingest.chunking import ChunkingParams, DocumentTooLarge, chunk_docu
 from citadel.ingest.embedding_cache import EmbeddingCache, embed_cached
 from citadel.ingest.loaders import Skipped
 from citadel.ingest.operator_metadata import read_examples, rule_problems
-from citadel.ingest.sources import load_sources
+from citadel.ingest.sources import load_sources, source_set
 from citadel.knowledge.build_lock import build_lock, builder_identity, change_lock
 from citadel.knowledge.changes import Changes, document_changes
 from citadel.knowledge.snapshots import (
@@ -90,14 +92,15 @@ def index_text(chunk: Chunk) -> str:
     return f"{heading}\n{chunk.content}"
 
 
-def ingest(paths: Sequence[Path], settings: Settings, **options: Any) -> IngestReport:
-    """Build (or reuse) the snapshot for these files and folders, with the documents uploaded
-    to this home (`citadel.ingest.managed`), and make it active. `options` are `build`'s;
-    `on_wait` is also told who holds the change lock when another ingest or document change
+def ingest(paths: Sequence[Path | str], settings: Settings, **options: Any) -> IngestReport:
+    """Build (or reuse) the snapshot for these files, folders and websites (http(s) URLs,
+    `citadel.ingest.sources`), with the documents uploaded to this home
+    (`citadel.ingest.managed`), and make it active. `options` are `build`'s; `on_wait` is
+    also told who holds the change lock when another ingest, sync round or document change
     is running (this one waits for it)."""
     with change_lock(settings.home, on_wait=options.get("on_wait")):
         previous = Catalog(settings.home).active_manifest()
-        sources = SourceSet.of_paths(paths, previous.sources if previous else None)
+        sources = source_set(paths, previous.sources if previous else None)
         return build(sources, settings, previous=previous, **options)
 
 
@@ -132,7 +135,7 @@ def build(
             fault(name)
 
     stage("load")
-    corpus = load_sources(sources, settings)
+    corpus = load_sources(sources, settings, progress)
     if not corpus.documents:
         raise IngestError("nothing could be ingested", corpus.skipped)
     # The page's example questions, kept in the fingerprint.

@@ -2,15 +2,16 @@
 
 A snapshot is immutable; adding or removing one document builds a new one from everything
 the previous one was built from, plus or minus that document. Its manifest therefore records
-its `SourceSet`: the files and folders `citadel ingest` was given (absolute paths), the ids
-of the documents of those folders an operator removed, and the documents uploaded through
-`citadel docs add` or `POST /v1/documents`, which are kept in `<home>/documents/` under the
-SHA-256 of their bytes (an uploaded file's name is never used as a path: it is only the
-document's source, sanitized; `citadel.ingest.managed`).
+its `SourceSet`: the files, folders and websites `citadel ingest` was given (absolute paths,
+http(s) URLs), the ids of the documents of those an operator removed, and the documents
+uploaded through `citadel docs add` or `POST /v1/documents`, which are kept in
+`<home>/documents/` under the SHA-256 of their bytes (an uploaded file's name is never used
+as a path: it is only the document's source, sanitized; `citadel.ingest.managed`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -45,23 +46,31 @@ class ManagedDocument(BaseModel):
 
 
 class SourceSet(BaseModel):
-    """What one build read: `paths` (less `excluded`) and the `managed` uploads. A managed
-    document replaces a document of `paths` with the same id (an uploaded new version)."""
+    """What one build read: `paths` and `websites` (less `excluded`) and the `managed`
+    uploads. A managed document replaces a document of `paths` or `websites` with the same id
+    (an uploaded new version). A website is re-read at every build, with conditional requests
+    (`citadel.ingest.web.fetch_cache`), so a change rebuilds from its pages as they are now."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     paths: tuple[str, ...] = Field(default=(), description="Absolute files and folders "
                                    "given to `citadel ingest`.")
-    excluded: tuple[str, ...] = Field(default=(), description="Ids of documents under "
-                                      "`paths` removed by a document change.")
+    websites: tuple[str, ...] = Field(default=(), description="The http(s) URLs given to "
+                                      "`citadel ingest`: a page to crawl from, or a sitemap "
+                                      "(the websites a folder's citadel-sources.toml names "
+                                      "are read from it).")
+    excluded: tuple[str, ...] = Field(default=(), description="Ids of documents of `paths` "
+                                      "or `websites` removed by a document change.")
     managed: tuple[ManagedDocument, ...] = ()
 
     @classmethod
-    def of_paths(cls, paths: tuple[Path, ...] | list[Path],
-                 previous: SourceSet | None = None) -> SourceSet:
-        """What `citadel ingest PATHS` builds from: those paths (the operator names them
-        again, so nothing of them stays excluded) and the documents uploaded before."""
+    def given(cls, paths: Sequence[Path], websites: Sequence[str] = (),
+              previous: SourceSet | None = None) -> SourceSet:
+        """What `citadel ingest` builds from when given these paths and websites (the
+        operator names them again, so nothing of them stays excluded) and the documents
+        uploaded before (`citadel.ingest.sources.source_set` tells a URL from a path)."""
         return cls(paths=tuple(str(Path(p).absolute()) for p in paths),
+                   websites=tuple(websites),
                    managed=previous.managed if previous is not None else ())
 
     def managed_ids(self) -> set[str]:

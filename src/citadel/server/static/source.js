@@ -5,6 +5,16 @@
 // precedes `body_start` (a Markdown file's front matter) is counted by offsets, never shown.
 import { clear, h, show } from "./dom.js";
 
+/** A web page's source is its URL: a link that opens the page itself, scrolled to the quote
+ * (a text fragment, `#:~:text=`, where the browser supports one). A file's is its path. */
+export function sourceLink(source, quote) {
+  if (!/^https?:\/\//i.test(source)) return source;
+  // A text fragment's text is percent-encoded, "-" too (it separates prefix and suffix).
+  const fragment = quote ? `#:~:text=${encodeURIComponent(quote).replace(/-/g, "%2D")}` : "";
+  return h("a", { class: "source-url", href: source.split("#")[0] + fragment,
+    target: "_blank", rel: "noopener noreferrer" }, source);
+}
+
 export class SourcePanel {
   /** @param headers () => the request headers of a lookup (the knowledge-base API key's) */
   constructor(root, { headers = () => ({}) } = {}) {
@@ -183,8 +193,8 @@ export class SourcePanel {
       }
     }
     this.part("source-title").textContent = doc.title;
-    this.part("source-path").textContent =
-      `${doc.source} · ${doc.format} · snapshot ${doc.snapshot_id}`;
+    clear(this.part("source-path")).append(sourceLink(doc.source, quote),
+      ` · ${doc.format} · snapshot ${doc.snapshot_id}`);
     const check = clear(this.part("source-check"));
     if (quoteSpan) {
       const ok = slice(quoteSpan.start, quoteSpan.end) === quote;
