@@ -15,7 +15,7 @@ from citadel.config import Settings
 from citadel.engine import Engine
 from citadel.ingest.managed import Upload, store
 from citadel.ingest.pipeline import IngestError, ingest
-from citadel.ingest.sources import load_sources, source_set
+from citadel.ingest.sources import WebsiteUnreadable, load_sources, source_set
 from citadel.knowledge.source_set import SourceSet
 from citadel.retrieval.embedders.hashing import HashingEmbedder
 from tests.helpers_kb import write_kb
@@ -111,12 +111,12 @@ def test_a_failing_page_is_left_out_with_its_reason_and_never_breaks_the_snapsho
     assert "24 months" in answer(settings, GIFT_CARDS).answer
 
 
-def test_a_site_that_yields_nothing_is_an_ingest_error_naming_every_reason(site, tmp_path):
+def test_a_site_that_yields_nothing_builds_nothing_and_says_why(site, tmp_path):
     site.routes["/"] = Route(b"", 503, {"Content-Type": HTML})
-    with pytest.raises(IngestError, match="nothing could be ingested") as failed:
+    with pytest.raises(WebsiteUnreadable) as failed:
         build([site.url("/")], web_settings(tmp_path / "home"))
-    assert [(s.path, s.reason) for s in failed.value.skipped] == [
-        (site.url("/"), "server error (HTTP 503)")]
+    assert f"{site.url('/')}: server error (HTTP 503)" in str(failed.value)
+    assert "nothing was built" in str(failed.value)
 
 
 def test_reingesting_a_changed_site_refetches_conditionally_and_reembeds_only_what_changed(

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from citadel.ingest.managed import Builders, Upload, add_documents
-from citadel.ingest.pipeline import IngestError
+from citadel.ingest.pipeline import ingest
+from citadel.ingest.sources import WebsiteUnreadable
 from citadel.ingest.sync import Round, sync
 from citadel.knowledge.snapshots import Catalog
 from citadel.retrieval.embedders.hashing import HashingEmbedder
@@ -47,13 +48,13 @@ def test_rounds_build_only_when_the_site_changed_and_a_failed_round_keeps_the_se
     assert not same.report.activated
     assert changed.report.snapshot_id != first.report.snapshot_id
     assert changed.report.activated and changed.report.embedded == 1
-    assert failed.report is None and failed.error == "nothing could be ingested"
+    assert failed.report is None and failed.error.startswith("no page of ")
     assert Catalog(settings.home).alias() == changed.report.snapshot_id
 
 
 def test_once_runs_one_round_and_raises_its_failure(site, tmp_path):
     site.routes["/"] = Route(b"", 500, {"Content-Type": HTML})
-    with pytest.raises(IngestError, match="nothing could be ingested"):
+    with pytest.raises(WebsiteUnreadable, match="nothing was built"):
         sync([site.url("/")], web_settings(tmp_path / "home"), interval=60, once=True,
              on_round=lambda r: None, embedder=HashingEmbedder(), progress=False)
 
@@ -75,3 +76,18 @@ def test_a_round_keeps_the_uploaded_documents(help_site, tmp_path):
     manifest = Catalog(settings.home).active_manifest()
     assert "grooming" in {d.document_id for d in manifest.documents}
     assert manifest.sources.websites == (help_site.url("/sitemap.xml"),)
+
+
+def test_a_site_that_cannot_be_read_beside_a_folder_builds_nothing(help_site, tmp_path):
+    # Its pages would silently leave the snapshot served: the folder alone is not built.
+    folder = tmp_path / "kb"
+    folder.mkdir()
+    (folder / "hours.md").write_text("# Hours\n\nWe are open Monday to Friday, 9am to 5pm.\n")
+    settings = web_settings(tmp_path / "home")
+    served = ingest([folder, help_site.url("/")], settings, embedder=HashingEmbedder(),
+                    progress=False)
+    help_site.routes.update({"/robots.txt": Route(b"", 503, {"Content-Type": HTML})})
+    with pytest.raises(WebsiteUnreadable, match="snapshot served is unchanged"):
+        ingest([folder, help_site.url("/")], settings, embedder=HashingEmbedder(),
+               progress=False)
+    assert Catalog(settings.home).alias() == served.snapshot_id

@@ -100,6 +100,10 @@ def with_metadata(document: Document, claims: tuple[str, ...],
     return document
 
 
+class WebsiteUnreadable(ConfigError):
+    """No page of a website could be read: its pages would silently leave the snapshot."""
+
+
 def _files_and_websites(sources: SourceSet, settings: Settings, progress: bool,
                         fetcher: Fetcher | None) -> LoadedCorpus:
     """The documents of the files, folders and websites of `sources` (and of the websites
@@ -126,9 +130,17 @@ def _files_and_websites(sources: SourceSet, settings: Settings, progress: bool,
             raise DocumentIdCollision(
                 f"{owners[doc.document_id]} and {doc.source} would both have the document id "
                 f"{doc.document_id!r}: rename or move the file")
-    # A URL entry that names no page of a site that was read is a typo, as a path entry
-    # naming no file is; a site that could not be reached at all says nothing either way.
     read_hosts = {host_of(doc.source) for doc in web.documents}
+    # A site of which no page could be read (down, blocked, moved) would leave the new
+    # snapshot without its pages, and a sync would serve that: nothing is built instead.
+    unread = [site.url for site in sites if host_of(site.url) not in read_hosts]
+    if unread:
+        reasons = "; ".join(f"{skip.path}: {skip.reason}" for skip in web.skipped[:3])
+        raise WebsiteUnreadable(
+            f"no page of {', '.join(unread)} could be read ({reasons or 'nothing found'}): "
+            "nothing was built, and the snapshot served is unchanged")
+    # A URL entry that names no page of a site that was read is a typo, as a path entry
+    # naming no file is.
     seen = [*web.attempted, *(doc.source for doc in web.documents)]
     unmatched = tuple(f"{named_in[key]}: [sources.{key!r}] matches no page of its websites"
                       for key in rules if host_of(key) in read_hosts
