@@ -36,6 +36,7 @@ changes: citations still come from this turn's retrieval alone, through the gate
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -69,6 +70,8 @@ _NAMING = frozenset({"NOUN", "PROPN", "NUM"})
 _NOT_NOMINAL = frozenset({"PUNCT", "SPACE", "ADP", "DET", "CCONJ", "SCONJ", "PRON", "AUX",
                           "PART", "INTJ"})
 _CURRENCY = frozenset({"£", "$", "€", "¥"})
+# Verbs whose "it" is the doing of what the previous question asked to do.
+_OF_DOING = frozenset({"take", "cost"})
 
 
 def standalone(question: str, earlier: Sequence[str], parse: Parser, *,
@@ -168,6 +171,8 @@ def _reading(asked: Parse) -> str | None:
 
 def _verb(tokens: tuple[Token, ...], k: int) -> bool:
     t = tokens[k]
+    if t.entity in TIMES:  # the tagger reads "days" in "Which days?" as a verb at times
+        return False
     return t.pos == "AUX" or (t.pos == "VERB" and not _attributive(tokens, k))
 
 
@@ -215,6 +220,8 @@ def _final_verb(tokens: tuple[Token, ...]) -> tuple[int, int] | None:
 
 def _nominal(tokens: tuple[Token, ...], k: int, loose: range) -> bool:
     t = tokens[k]
+    if t.tag == "HYPH" and 0 < k < len(tokens) - 1:  # "gluten-free croissants"
+        return True
     if t.text.lower() in _WH or _punct(t):
         return False
     if t.pos in _NAMING or t.pos == "ADJ" or (t.entity and t.pos not in _NOT_NOMINAL):
@@ -283,10 +290,17 @@ class _Focus:
     groups: tuple[_Group, ...]
 
 
-def _focus(previous: Parse) -> _Focus | None:
+def _focus(previous: Parse, *, after_verb: bool = False) -> _Focus | None:
+    """The first chain of noun groups; with `after_verb`, the first after the main verb when
+    there is one (what "Does the bank offer overdrafts?" asks about is the overdrafts)."""
     tokens = previous.tokens
     start = main_clause(tokens)
     chains = _chains(previous, _groups(previous, start, frame(tokens)))
+    if after_verb:
+        verbs = [k for k in range(start, len(tokens)) if tokens[k].pos == "VERB"
+                 and not _attributive(tokens, k)]
+        if verbs:
+            chains = [c for c in chains if c[0].first > verbs[0]] or chains
     if not chains:
         return None
     chain = chains[0]
@@ -483,14 +497,59 @@ def _replace(previous: Parse, first: int, end: int, text: str) -> str:
 
 
 def _ask_of_focus(asked: Parse, previous: Parse) -> str | None:
-    """"How long?" asked of the previous focus: "How long is UK standard delivery?"."""
-    focus = _focus(previous)
+    """A bare question phrase asked of the previous question. An amount ("How much?") is
+    asked of what it was about: "How much is personal training?". Any other phrase ("How
+    long?", "What time?", "Which days?") asks when, how long … the previous question holds:
+    put before a yes/no question ("How long can I freeze my membership?"), or in the place of
+    a when-question's own ("When is the bakery open?" → "On which days is the bakery
+    open?"); else it is asked of the focus ("How long is UK standard delivery?")."""
     tokens = asked.tokens
     words = [t for t in tokens[_body(tokens):] if not _punct(t)]
-    if focus is None or not words:
+    if not words:
         return None
     phrase = asked.text[words[0].start:words[-1].end]
-    return f"{phrase[:1].upper()}{phrase[1:]} {'are' if focus.plural else 'is'} {focus.text}?"
+    amount = words[0].text.lower() == "how" and len(words) > 1 and words[1].text.lower() in (
+        "much", "many")
+    if not amount:
+        if words[0].text.lower() in ("which", "what") and words[-1].entity == "DATE":
+            phrase = f"on {phrase[:1].lower()}{phrase[1:]}"  # "On which days do you …?"
+        clause = _yes_no_clause(previous) or _when_clause(previous)
+        if clause is not None:
+            return f"{phrase[:1].upper()}{phrase[1:]} {clause}?"
+    focus = _focus(previous, after_verb=amount)
+    if focus is None:
+        return None
+    # "Is there a fee for …?" + "How much?": how much the fee is.
+    text = re.sub(r"^an? ", "the ", focus.text)
+    return f"{phrase[:1].upper()}{phrase[1:]} {'are' if focus.plural else 'is'} {text}?"
+
+
+def _yes_no_clause(previous: Parse) -> str | None:
+    """A yes/no question from its auxiliary on, first letter lowered: "you bake rye bread"
+    in "Do you bake rye bread?"."""
+    tokens = previous.tokens
+    start = main_clause(tokens)
+    if start >= len(tokens) or tokens[start].pos != "AUX" or frame(tokens):
+        return None
+    return _question_from(previous, start)
+
+
+def _when_clause(previous: Parse) -> str | None:
+    """A when-question after its "when": "is the bakery open" in "When is the bakery
+    open?"; None for any other question word (its verb may belong to it: "How much does it
+    cost?")."""
+    tokens = previous.tokens
+    framed = frame(tokens)
+    if len(framed) != 1 or tokens[min(framed)].text.lower() != "when":
+        return None
+    k = min(framed) + 1
+    return _question_from(previous, k) if k < len(tokens) else None
+
+
+def _question_from(previous: Parse, k: int) -> str:
+    text = previous.text[previous.tokens[k].start:].rstrip().rstrip("?").rstrip()
+    first = previous.tokens[k]
+    return text if first.pos == "PROPN" or first.text == "I" else text[:1].lower() + text[1:]
 
 
 def _pointers(asked: Parse) -> list[int]:
@@ -555,10 +614,12 @@ def _resolve_pointers(asked: Parse, previous: Parse) -> str | None:
     for k in _pointers(asked):
         low = tokens[k].text.lower()
         group = groups.get(k)  # a determiner opens the group it belongs to
-        if action and low in ("it", "that", "this") and tokens[k].dep == "nsubj":
+        end = max(j for j in range(len(tokens)) if not _punct(tokens[j]))
+        if (action and low in ("it", "that", "this") and tokens[k].dep == "nsubj"
+                and tokens[end].lemma in _OF_DOING):
             # "How long does it take?" after "Do you ship to Canada?": what takes long is
-            # shipping there, not Canada.
-            end = max(j for j in range(len(tokens)) if not _punct(tokens[j]))
+            # shipping there, not Canada. ("How long does it keep?" after "Can I freeze the
+            # loaf?" is about the loaf.)
             edits += [(k, k + 1, "it"), (end, end + 1, f"{tokens[end].text} to {action}")]
             continue
         if low in _POSSESSIVES and group is not None:
