@@ -88,6 +88,85 @@ def test_plural_pronouns_need_a_plural_focus(parse):
                       parse).how == "kept"
 
 
+# --- second round: pronouns, bare question phrases, changed conditions ------------------
+
+
+@pytest.mark.parametrize(("earlier", "question", "expected"), [
+    ("Does the fitness tracker have GPS?", "Is it waterproof?",
+     "Is the fitness tracker waterproof?"),
+    ("How much is the annual gym membership?", "What do I get for that?",
+     "What do I get for the annual gym membership?"),
+    ("How long does a bank transfer take?", "Can I cancel it?", "Can I cancel a bank transfer?"),
+    ("Can I freeze the sourdough loaf?", "How long does it keep?",
+     "How long does the sourdough loaf keep?"),  # the loaf keeps, not the freezing
+    ("Do you sell gluten-free croissants?", "Are they vegan?", "Are gluten-free croissants vegan?"),
+])
+def test_a_pronoun_as_subject_or_object_is_the_previous_focus(parse, earlier, question,
+                                                              expected):
+    assert standalone(question, [earlier], parse).question == expected
+
+
+@pytest.mark.parametrize(("earlier", "question", "expected"), [
+    ("Do you bake rye bread?", "Which days?", "On which days do you bake rye bread?"),
+    ("Is the sauna open on weekends?", "What time?", "What time is the sauna open on weekends?"),
+    ("Can I freeze my gym membership?", "How long?", "How long can I freeze my gym membership?"),
+    ("When is the bakery open?", "Which days?", "On which days is the bakery open?"),
+    ("Do you offer personal training?", "How much?", "How much is personal training?"),
+    ("Does the bank offer overdrafts?", "How much?", "How much are overdrafts?"),
+    ("Is there a fee for international transfers?", "How much?",
+     "How much is the fee for international transfers?"),
+])
+def test_a_bare_question_phrase_asks_it_of_the_previous_question(parse, earlier, question,
+                                                                 expected):
+    assert standalone(question, [earlier], parse).question == expected
+
+
+@pytest.mark.parametrize(("earlier", "question", "expected"), [
+    ("How much does delivery to France cost?", "And if it's going to Spain?",
+     "How much does delivery to Spain cost?"),
+    ("Is there a fee for international transfers?", "I'm in Ireland, same deal for me?",
+     "Is there a fee for international transfers in Ireland?"),
+    ("What's the storage limit on the Basic plan?", "What's the limit if we move up to Pro?",
+     "What's the storage limit on the Pro plan?"),
+    ("Does the Team plan include single sign-on?", "Does that change on the Enterprise plan?",
+     "Does the Enterprise plan include single sign-on?"),
+    ("How long do refunds take?", "And for someone on the EU site?",
+     "How long do refunds take for someone on the EU site?"),
+    ("How much is the gym membership?", "And for students?",
+     "How much is the gym membership for students?"),
+    ("Can I bring a guest to the gym?", "What if I'm on the Basic plan?",
+     "Can I bring a guest to the gym if I'm on the Basic plan?"),
+    ("Is the overdraft fee waived for students?", "Does the same apply in Scotland?",
+     "Is the overdraft fee waived for students in Scotland?"),
+])
+def test_a_changed_place_plan_or_audience_is_put_into_the_previous_question(
+        parse, earlier, question, expected):
+    s = standalone(question, [earlier], parse)
+    assert s.question == expected and from_conversation(s.question, [earlier, question])
+
+
+@pytest.mark.parametrize(("earlier", "question", "expected"), [
+    ("What's the notice period on the Pro plan?", "And the fee if we cancel early?",
+     "What's the fee on the Pro plan if we cancel early?"),
+    ("What's the price of a wedding cake?", "And the deposit if I cancel?",
+     "What's the deposit of a wedding cake if I cancel?"),
+])
+def test_a_noun_group_with_a_condition_takes_the_previous_frame(parse, earlier, question,
+                                                                expected):
+    assert standalone(question, [earlier], parse).question == expected
+
+
+@pytest.mark.parametrize(("earlier", "question"), [
+    ("Does the fitness tracker have GPS?", "Can I get a refund if I cancel early?"),
+    ("How much is the gym membership?", "Is it possible to pause my membership?"),
+    ("Do you bake rye bread?", "What time does the bakery close on Saturdays?"),
+    ("What does the Pro plan cost?", "Is there a discount if we pay yearly?"),
+    ("How do I get a refund?", "Can I get a refund if I cancel early?"),
+])
+def test_a_question_with_a_condition_that_stands_alone_is_kept(parse, earlier, question):
+    assert standalone(question, [earlier], parse).how == "kept"
+
+
 @pytest.mark.parametrize("question", [
     "What is the capital of France?",  # off topic, but a full question with its subject
     "Is it possible to return opened items?",  # "it" before "to …" points at nothing

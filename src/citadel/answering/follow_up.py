@@ -23,7 +23,17 @@ names, places and values it states.
 * **pronouns and "there"** ("How long does that take?", "Is express available there?") are
   replaced by the previous focus, or its place. "it" before "to …" in a question with its
   own subject ("Is it possible to return sale items?") points at nothing and is left alone.
-* **a bare question phrase** ("How long?") is asked of the previous focus.
+* **a bare question phrase** ("How long?", "Which days?") is put before a previous yes/no
+  question ("How long can I freeze my membership?"), in the place of a previous "when", or
+  else asked of the previous focus; an amount ("How much?") of what the verb acts on.
+* **a changed condition** ("And if it's going to Spain?", "What's the limit if we move up to
+  Pro?", "Does that change on the Enterprise plan?", "I'm in Ireland, same deal for me?"):
+  each new place, name or noun group takes the place of its match in the previous question
+  (or is added); an "if" clause that swaps nothing is added as written, after the noun group
+  before it put in ("And the fee if we cancel early?"). A clause before "if" that asks for
+  itself ("Can I get a refund if …?") stands alone.
+* **a fragment opening with a preposition** that matches nothing ("And for students?") is
+  added to the previous question whole.
 
 When a language model is configured it may rewrite instead (`model`), and its rewrite is
 taken only if every content word of it comes from the conversation's questions; else the
@@ -72,6 +82,12 @@ _NOT_NOMINAL = frozenset({"PUNCT", "SPACE", "ADP", "DET", "CCONJ", "SCONJ", "PRO
 _CURRENCY = frozenset({"£", "$", "€", "¥"})
 # Verbs whose "it" is the doing of what the previous question asked to do.
 _OF_DOING = frozenset({"take", "cost"})
+# What opens a changed condition: "And if it's going to Spain?", "And the fee if we cancel?".
+_IF = frozenset({"if", "unless", "once"})
+# Words that ask the same question again under another condition: "Does that change on the
+# Enterprise plan?", "I'm in Ireland, same deal for me?", "Does the same apply in Scotland?".
+_AGAIN = frozenset({"same", "change", "apply", "deal", "different", "differ", "go", "hold",
+                    "true", "work", "still", "also", "be", "do"})
 
 
 def standalone(question: str, earlier: Sequence[str], parse: Parser, *,
@@ -99,6 +115,12 @@ def rewrite(asked: Parse, previous: Parse, parse: Parser) -> str | None:
     """The follow-up `asked` as a question standing alone, read against the `previous`
     standalone question; None when it stands alone or nothing in it can be resolved."""
     reading = _reading(asked)
+    if reading == "condition":
+        return _conditional(asked, previous, parse)
+    if reading in ("again", "pointers") and _again(asked):
+        text = _again_under(asked, previous, parse)
+        if text is not None or reading == "again":
+            return text
     if reading == "fragment":
         return _fill(asked, previous, parse)
     if reading == "wh":
@@ -164,9 +186,35 @@ def _reading(asked: Parse) -> str | None:
     rest = [k for k in range(_body(tokens), len(tokens)) if not _punct(tokens[k])]
     if not rest:
         return None
+    if _condition(tokens) is not None:
+        return "condition"
     if not any(_verb(tokens, k) for k in rest):
         return "wh" if any(tokens[k].text.lower() in _WH for k in rest) else "fragment"
-    return "pointers" if _pointers(asked) else None
+    if _pointers(asked):
+        return "pointers"
+    return "again" if _again(asked) else None
+
+
+def _condition(tokens: tuple[Token, ...]) -> int | None:
+    """Where a follow-up's "if" clause starts, when what comes before it is short of a
+    question: nothing, "what", a noun group, or a wh-question that may repeat the previous
+    one ("What's the limit if we move up to Pro?")."""
+    k = _body(tokens)
+    cut = next((j for j in range(k, len(tokens)) if tokens[j].text.lower() in _IF), None)
+    if cut is None:
+        return None
+    head = [t for t in tokens[k:cut] if not _punct(t)]
+    if head and head[0].pos == "AUX":
+        return None  # "Can I get a refund if I cancel early?" asks for itself
+    return cut
+
+
+def _again(asked: Parse) -> bool:
+    """"Same deal for me?", "Does that change on X?": words of asking again, a pointer or
+    "same", and a noun group."""
+    words = {t.lemma.lower() for t in asked.tokens}
+    return bool(words & {"same", "change", "apply", "differ", "different"}) and bool(
+        _groups(asked, 0))
 
 
 def _verb(tokens: tuple[Token, ...], k: int) -> bool:
@@ -373,11 +421,13 @@ class _Piece:
         return _kind(self.entity)
 
 
-def _pieces(asked: Parse) -> list[list[_Piece]]:
-    """The fragment's noun groups, chain by chain."""
+def _pieces(asked: Parse, lo: int | None = None, hi: int | None = None) -> list[list[_Piece]]:
+    """The fragment's noun groups (those in tokens [lo, hi)), chain by chain."""
     tokens = asked.tokens
+    lo = _body(tokens) if lo is None else lo
+    hi = len(tokens) if hi is None else hi
     out = []
-    for chain in _chains(asked, _groups(asked, _body(tokens))):
+    for chain in _chains(asked, [g for g in _groups(asked, lo) if g.end <= hi]):
         pieces = []
         for g in chain:
             before = tokens[g.first - 1] if g.first else None
@@ -396,7 +446,12 @@ def _pieces(asked: Parse) -> list[list[_Piece]]:
 
 def _fill(asked: Parse, previous: Parse, parse: Parser) -> str | None:
     """Each piece of the fragment put into the previous question in turn; a piece that takes
-    the place of a group brings its chain along ("the capital of France")."""
+    the place of a group brings its chain along ("the capital of France"). A fragment that
+    opens with a preposition and matches nothing is added whole ("How much is the gym
+    membership?" + "And for students?" → "… for students?")."""
+    if _adds_to(asked, previous):
+        body = asked.text[asked.tokens[_body(asked.tokens)].start:].rstrip().rstrip("?")
+        return f"{_bare(previous)} {body.rstrip()}?"
     current, changed = previous, False
     for chain in _pieces(asked):
         for piece in chain:
@@ -408,6 +463,34 @@ def _fill(asked: Parse, previous: Parse, parse: Parser) -> str | None:
     return current.text if changed else None
 
 
+def _adds_to(asked: Parse, previous: Parse) -> bool:
+    """A fragment such as "And for someone on the EU site?": it opens with a preposition, no
+    group of it matches one of the previous question (by kind or head noun), and the
+    preposition is not the one before the focus's last group ("on gear" + "And on
+    clothing?" swaps)."""
+    tokens = asked.tokens
+    k = _body(tokens)
+    focus = _focus(previous)
+    if k >= len(tokens) or tokens[k].pos != "ADP" or focus is None:
+        return False
+    pieces = [p for chain in _pieces(asked) for p in chain]
+    if not pieces or any(p.kind is not None or _same_head(p, previous) for p in pieces):
+        return False
+    last = focus.groups[-1].first
+    return not (last and previous.tokens[last - 1].text.lower() == tokens[k].text.lower())
+
+
+def _same_head(piece: _Piece, previous: Parse) -> list[_Group]:
+    """The previous question's groups with the piece's head noun."""
+    groups = _groups(previous, main_clause(previous.tokens), frame(previous.tokens))
+    return [g for g in groups if stem(previous.tokens[g.head].lemma) == stem(piece.lemma)]
+
+
+def _bare(previous: Parse) -> str:
+    """The previous question without its question mark."""
+    return previous.text.rstrip().rstrip("?").rstrip()
+
+
 def _put(piece: _Piece, previous: Parse) -> tuple[str | None, bool]:
     """The previous question with `piece` in the place of what it matches, and whether the
     piece's chain went in with it."""
@@ -416,13 +499,19 @@ def _put(piece: _Piece, previous: Parse) -> tuple[str | None, bool]:
         return text, False
     focus = _focus(previous)
     whole = piece.text + piece.rest
+    if (focus is not None and len(focus.groups) > 1 and piece.det and not piece.rest
+            and _names_a_value(previous.tokens[focus.groups[0].head].lemma)
+            and not _same_head(piece, previous)):
+        # "What's the notice period on the Pro plan?" + "And the fee?": the fee on the plan.
+        first = focus.groups[0]
+        return _replace(previous, first.first, first.end, piece.text.lower()
+                        if piece.det[:1].isupper() else piece.text), True
     if _names_a_value(piece.lemma) and not piece.mods and not piece.rest:
         if focus is None:
             return None, True
         det = "the" if piece.det.lower() in ("", *_POSSESSIVES) else piece.det.lower()
         return f"What is {det} {piece.head} of {focus.text}?", True
-    groups = _groups(previous, main_clause(previous.tokens), frame(previous.tokens))
-    same = [g for g in groups if stem(previous.tokens[g.head].lemma) == stem(piece.lemma)]
+    same = _same_head(piece, previous)
     if same:
         return _merge(piece, previous, same[-1]), False
     if focus is None:
@@ -491,6 +580,91 @@ def _replace(previous: Parse, first: int, end: int, text: str) -> str:
     tokens = previous.tokens
     out = previous.text[:tokens[first].start] + text + previous.text[tokens[end - 1].end:]
     return out[:1].upper() + out[1:]
+
+
+# --- a changed condition ------------------------------------------------------------------
+
+
+def _conditional(asked: Parse, previous: Parse, parse: Parser) -> str | None:
+    """"And if it's going to Spain?", "And the fee if we cancel early?": the previous
+    question (with the noun group before "if" put in, or when a wh-question before it only
+    repeats the previous in fewer words), under the condition. A name or place the
+    condition states takes the place of one of the previous question; else the condition is
+    added as written."""
+    tokens = asked.tokens
+    cut = _condition(tokens)
+    if cut is None:
+        return None
+    k = _body(tokens)
+    head = [j for j in range(k, cut) if not _punct(tokens[j])
+            and tokens[j].text.lower() not in ("what", "how")]
+    base = previous
+    if head:
+        said = set(content_terms(previous.text))
+        mine = set(content_terms(_text(asked, k, cut)))
+        if any(_verb(tokens, j) for j in head):
+            if not mine < said:  # a question of its own
+                return None
+        else:
+            filled = _fill(parse(_text(asked, head[0], head[-1] + 1) + "?"), previous, parse)
+            if filled is None:
+                return None
+            base = parse(filled)
+    text = _put_all(asked, base, parse, cut)
+    if text is not None:
+        return text
+    end = max(j for j in range(len(tokens)) if not _punct(tokens[j])) + 1
+    return f"{_bare(base)} {_text(asked, cut, end)}?"
+
+
+def _again_under(asked: Parse, previous: Parse, parse: Parser) -> str | None:
+    """"I'm in Ireland, same deal for me?": every word is of asking again, of the previous
+    question or of a new noun group; each new group is put into the previous question."""
+    said = {stem(t.lemma.lower()) for t in previous.tokens}
+    for t in asked.tokens:
+        w = t.lemma.lower()
+        if (not _punct(t) and w not in STOPWORDS and w not in _AGAIN and w not in _OPENERS
+                and t.pos not in ("PRON", "DET", "ADP", "AUX", "NOUN", "PROPN", "NUM")
+                and stem(w) not in said):
+            return None
+    return _put_all(asked, previous, parse, 0, append=True)
+
+
+def _put_all(asked: Parse, previous: Parse, parse: Parser, lo: int, *,
+             append: bool = False) -> str | None:
+    """The new noun groups of `asked` from token `lo` on put into `previous`: a place, date
+    or amount in the place of one of its kind (or added), a group with a head noun of the
+    previous in the place of that group, a name in the place of a name; with `append`, any
+    other group with a preposition is added ("… in Scotland")."""
+    said = {stem(t.lemma.lower()) for t in previous.tokens}
+    current, changed = previous, False
+    for chain in _pieces(asked, lo):
+        for piece in chain:
+            if stem(piece.lemma.lower()) in said and not piece.mods:
+                continue
+            text = _put_entity(piece, current)
+            if text is None and (same := _same_head(piece, current)):
+                text = _merge(piece, current, same[-1])
+            if text is None:
+                text = _put_name(piece, current)
+            if text is None and append and piece.prep:
+                text = f"{_bare(current)} {piece.prep} {piece.text}?"
+            if text is not None:
+                current, changed = parse(text), True
+    return current.text if changed else None
+
+
+def _put_name(piece: _Piece, previous: Parse) -> str | None:
+    """A bare name ("Pro") in the place of a capitalised word naming a group of the previous
+    question ("the Basic plan" → "the Pro plan")."""
+    if piece.mods or not piece.head[:1].isupper():
+        return None
+    tokens = previous.tokens
+    for g in _groups(previous, main_clause(tokens), frame(tokens)):
+        for m in range(g.first + (1 if g.det else 0), g.head):
+            if m and tokens[m].text[:1].isupper() and tokens[m].pos in ("PROPN", "ADJ", "NOUN"):
+                return _replace(previous, m, m + 1, piece.head)
+    return None
 
 
 # --- a bare question phrase, pronouns ----------------------------------------------------
