@@ -75,7 +75,9 @@ def test_healthy_http_reranker_reranks_without_degrading(hashing_engine):
     ("ERROR500", "rerank error"), ("DROP", "rerank error"), ("HANG", "rerank timeout"),
 ])
 def test_each_server_fault_keeps_the_fused_ranking(hashing_engine, marker, reason):
-    question = f"{QUESTIONS[0]} {marker}"
+    # The marker (read by the fake server) is a sentence before the question, so the
+    # decision does not take it for a name the question asks about.
+    question = f"{marker}. {QUESTIONS[0]}"
     baseline = fused(hashing_engine, question)
     with rerank_server() as server:
         engine = engine_for(hashing_engine, reranker="http", reranker_url=server.url,

@@ -23,6 +23,8 @@ that kind: the stated value is the claim to check, so it is neither focus nor en
 
 from __future__ import annotations
 
+import re
+
 from citadel.records import QuestionAnalysis
 from citadel.text.analysis import TAG_LETTERS, Parse, Token, rarity
 from citadel.text.terms import stem
@@ -83,6 +85,9 @@ _AUX_START = {"is", "are", "was", "were", "do", "does", "did", "can", "could", "
 _NOT_FOCUS = {"name", "call", "type", "kind", "sort", "do", "be", "have", "happen", "use"}
 ENTITY_TAGS = ("PROPN", "NUM")
 PLACES_IN_REGIONS = ("GPE", "LOC")
+# A name is a word ("PayPal", "X200", "Wi-Fi"), not a file name or a bracketed marker pasted
+# into the question ("legal-handbook.pdf", "【S2】"), which an abstention must not echo.
+_NAME_WORD = re.compile(r"[^\W\d_][\w'’-]*")
 # Places are not required by name: a place can lie inside a region the sources name (Spain
 # in "all 27 EU member states", Belfast in "Northern Ireland"), which a reader knows and a
 # string match does not. They are left to the reader.
@@ -144,7 +149,8 @@ def _names(parse: Parse, start: int, skip: set[int | None]) -> list[str]:
     for k, t in enumerate(parse.tokens[start:], start):
         if (k not in skip and (t.pos == "PROPN" or t.entity in NAME_KINDS)
                 and t.entity not in VALUES + PLACES_IN_REGIONS and not t.stop
-                and t.text[:1].isalpha() and len(t.text) > 1 and t.text.lower() not in _WH):
+                and _NAME_WORD.fullmatch(t.text) and len(t.text) > 1
+                and t.text.lower() not in _WH):
             if k == last + 1:
                 runs[-1] = (runs[-1][0], t.end)
             else:
