@@ -82,7 +82,9 @@ def test_the_question_word_is_the_main_clauses(ask, question, wh):
 
 @pytest.mark.parametrize("question, names", [
     ("Can I pay with PayPal?", ("PayPal",)),
-    ("Who founded the Normans?", ("Normans",)),
+    ("Who founded Northwind Outfitters?", ("Northwind Outfitters",)),
+    # peoples and nationalities are written in other forms ("European" for Europe)
+    ("Who founded the Normans?", ()),
     # places may lie in a region the sources name ("EU member states"): left to the reader
     ("Do you ship to Spain?", ()),
     # values are compared as values, not required as names

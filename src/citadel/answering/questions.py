@@ -84,13 +84,14 @@ _AUX_START = {"is", "are", "was", "were", "do", "does", "did", "can", "could", "
               "should", "shall", "may", "might", "must", "has", "have", "had"}
 _NOT_FOCUS = {"name", "call", "type", "kind", "sort", "do", "be", "have", "happen", "use"}
 ENTITY_TAGS = ("PROPN", "NUM")
-PLACES_IN_REGIONS = ("GPE", "LOC")
+PLACES_IN_REGIONS = ("GPE", "LOC", "NORP")
 # A name is a word ("PayPal", "X200", "Wi-Fi"), not a file name or a bracketed marker pasted
 # into the question ("legal-handbook.pdf", "【S2】"), which an abstention must not echo.
 _NAME_WORD = re.compile(r"[^\W\d_][\w'’-]*")
 # Places are not required by name: a place can lie inside a region the sources name (Spain
 # in "all 27 EU member states", Belfast in "Northern Ireland"), which a reader knows and a
-# string match does not. They are left to the reader.
+# string match does not; nor are peoples and nationalities, which sources write in other
+# forms ("European" for Europe, "Jewish" for Jews). They are left to the reader.
 NAME_KINDS = tuple(k for k in ANY_ENTITY if k not in VALUES + PLACES_IN_REGIONS + ("ORDINAL",))
 
 
