@@ -258,6 +258,11 @@ development articles, RGB, the support evaluation questions).
 
 Licence: written for this project, CC0-1.0 (like the project's other written data).
 
+Use: `scripts/train_reader.py --written` trains on it beside SQuAD and SciFact. Measured once
+(1 epoch, 2026-12-08): better on support questions, worse on every held-out set nobody wrote
+it for, so the shipped reader is trained without it (docs/answering.md, "The reader, second
+round").
+
 Files: {", ".join(f"`{p.name}`" for p in files)}
 
 ## Size
