@@ -15,14 +15,14 @@ import hashlib
 import json
 import logging
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import numpy as np
 from tqdm import tqdm
 
-from citadel.knowledge.sqlite_wal import enable_wal
+from citadel.knowledge.sqlite_wal import open_wal
 from citadel.retrieval.embedders.base import Embedder
 
 log = logging.getLogger(__name__)
@@ -40,6 +40,14 @@ def text_key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+_EMBEDDINGS = """CREATE TABLE IF NOT EXISTS embeddings (
+    embedder TEXT NOT NULL, text_sha256 TEXT NOT NULL, vector BLOB NOT NULL,
+    PRIMARY KEY (embedder, text_sha256)) WITHOUT ROWID"""
+_ANALYSES = """CREATE TABLE IF NOT EXISTS analyses (
+    analyser TEXT NOT NULL, text_sha256 TEXT NOT NULL, analysis BLOB NOT NULL,
+    PRIMARY KEY (analyser, text_sha256)) WITHOUT ROWID"""
+
+
 class EmbeddingCache:
     """One SQLite file, safe for concurrent ingests (WAL, inserts that never overwrite)."""
 
@@ -50,25 +58,8 @@ class EmbeddingCache:
     def for_home(cls, home: Path) -> EmbeddingCache:
         return cls(home / "cache" / "embeddings.sqlite")
 
-    @contextmanager
-    def _db(self) -> Iterator[sqlite3.Connection]:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(self.path, timeout=30)
-        try:
-            enable_wal(conn)
-            conn.execute(
-                """CREATE TABLE IF NOT EXISTS embeddings (
-                    embedder TEXT NOT NULL, text_sha256 TEXT NOT NULL, vector BLOB NOT NULL,
-                    PRIMARY KEY (embedder, text_sha256)) WITHOUT ROWID"""
-            )
-            conn.execute(
-                """CREATE TABLE IF NOT EXISTS analyses (
-                    analyser TEXT NOT NULL, text_sha256 TEXT NOT NULL, analysis BLOB NOT NULL,
-                    PRIMARY KEY (analyser, text_sha256)) WITHOUT ROWID"""
-            )
-            yield conn
-        finally:
-            conn.close()
+    def _db(self) -> AbstractContextManager[sqlite3.Connection]:
+        return open_wal(self.path, _EMBEDDINGS, _ANALYSES)
 
     def _rows(self, sql: str, owner: str, keys: Sequence[str]) -> list[tuple[str, bytes]]:
         """`sql` (with `{marks}` for the keys) run over the keys in batches."""

@@ -13,12 +13,11 @@ from __future__ import annotations
 import hashlib
 import logging
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
-from citadel.knowledge.sqlite_wal import enable_wal
+from citadel.knowledge.sqlite_wal import open_wal
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +31,12 @@ class CachedResponse:
     body: bytes
 
 
+_RESPONSES = """CREATE TABLE IF NOT EXISTS responses (
+    url TEXT PRIMARY KEY, etag TEXT, last_modified TEXT,
+    content_type TEXT NOT NULL, body_sha256 TEXT NOT NULL, body BLOB NOT NULL)
+    WITHOUT ROWID"""
+
+
 class FetchCache:
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -40,20 +45,8 @@ class FetchCache:
     def for_home(cls, home: Path) -> FetchCache:
         return cls(home / "cache" / "web.sqlite")
 
-    @contextmanager
-    def _db(self) -> Iterator[sqlite3.Connection]:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(self.path, timeout=30)
-        try:
-            enable_wal(conn)
-            conn.execute(
-                """CREATE TABLE IF NOT EXISTS responses (
-                    url TEXT PRIMARY KEY, etag TEXT, last_modified TEXT,
-                    content_type TEXT NOT NULL, body_sha256 TEXT NOT NULL, body BLOB NOT NULL)
-                    WITHOUT ROWID""")
-            yield conn
-        finally:
-            conn.close()
+    def _db(self) -> AbstractContextManager[sqlite3.Connection]:
+        return open_wal(self.path, _RESPONSES)
 
     def get(self, url: str) -> CachedResponse | None:
         try:
