@@ -12,9 +12,9 @@ From the question's parse (`citadel.text.analysis.Analyser.parse`):
 * **entities** — the names, numbers and dates the question states: an answering sentence
   must state the same ones (a changed year or name is a different question).
 * **names** — the proper names the question itself asks about (its main clause, not a
-  sentence before it; not values, which are compared as values, nor places, which may lie
-  in a region the sources name): "Can I pay with PayPal?" is not answered by sources that
-  never mention PayPal, however close their list of cards.
+  sentence before it; not values, which are compared as values, nor places and nationalities,
+  which sources may write otherwise: Spain lies in "the EU"): "Can I pay with PayPal?" is
+  not answered by sources that never mention PayPal, however close their list of cards.
 * **negated** — "never", "not", "no": a sentence that asserts the opposite does not answer.
 
 A yes/no question that states a value ("Is the return window 14 days?") asks for the value of
@@ -84,15 +84,15 @@ _AUX_START = {"is", "are", "was", "were", "do", "does", "did", "can", "could", "
               "should", "shall", "may", "might", "must", "has", "have", "had"}
 _NOT_FOCUS = {"name", "call", "type", "kind", "sort", "do", "be", "have", "happen", "use"}
 ENTITY_TAGS = ("PROPN", "NUM")
-PLACES_IN_REGIONS = ("GPE", "LOC", "NORP")
-# A name is a word ("PayPal", "X200", "Wi-Fi"), not a file name or a bracketed marker pasted
-# into the question ("legal-handbook.pdf", "【S2】"), which an abstention must not echo.
-_NAME_WORD = re.compile(r"[^\W\d_][\w'’-]*")
 # Places are not required by name: a place can lie inside a region the sources name (Spain
 # in "all 27 EU member states", Belfast in "Northern Ireland"), which a reader knows and a
 # string match does not; nor are peoples and nationalities, which sources write in other
 # forms ("European" for Europe, "Jewish" for Jews). They are left to the reader.
-NAME_KINDS = tuple(k for k in ANY_ENTITY if k not in VALUES + PLACES_IN_REGIONS + ("ORDINAL",))
+LEFT_TO_THE_READER = ("GPE", "LOC", "NORP")
+NAME_KINDS = tuple(k for k in ANY_ENTITY if k not in VALUES + LEFT_TO_THE_READER + ("ORDINAL",))
+# A name is a word ("PayPal", "X200", "Wi-Fi"), not a file name or a bracketed marker pasted
+# into the question ("legal-handbook.pdf", "【S2】"), which an abstention must not echo.
+_NAME_WORD = re.compile(r"[^\W\d_][\w'’-]*")
 
 
 _SUBORDINATORS = frozenset({"if", "when", "once", "after", "before", "since", "because",
@@ -102,8 +102,7 @@ _SUBORDINATORS = frozenset({"if", "when", "once", "after", "before", "since", "b
 def main_clause(tokens: tuple[Token, ...]) -> int:
     """Where the question itself starts: after any sentence before it ("I finish at 5:30.
     Can I still ring you?", "I'm in France: how much is delivery?") and after a leading
-    subordinate clause ("If I order to Germany,
-    will I pay duty?")."""
+    subordinate clause ("If I order to Germany, will I pay duty?")."""
     start = 0
     for i, t in enumerate(tokens[:-1]):
         if t.text in (".", "!", "?", ":", ";"):
@@ -143,13 +142,13 @@ def _head_after(tokens: tuple[Token, ...], i: int) -> int | None:
     return j
 
 
-def _names(parse: Parse, start: int, skip: set[int | None]) -> list[str]:
+def _names(parse: Parse, start: int, skip: set[int]) -> list[str]:
     """The main clause's names as written, adjacent words joined ("Lake District")."""
     runs: list[tuple[int, int]] = []
     last = -2
     for k, t in enumerate(parse.tokens[start:], start):
         if (k not in skip and (t.pos == "PROPN" or t.entity in NAME_KINDS)
-                and t.entity not in VALUES + PLACES_IN_REGIONS and not t.stop
+                and t.entity not in VALUES + LEFT_TO_THE_READER and not t.stop
                 and _NAME_WORD.fullmatch(t.text) and len(t.text) > 1
                 and t.text.lower() not in _WH):
             if k == last + 1:
@@ -184,8 +183,8 @@ def analyse_question(parse: Parse) -> QuestionAnalysis:
     tokens = parse.tokens
     i = _wh_index(tokens)
     wh, expected, head_index = "other", (), None
+    start = main_clause(tokens)
     if i is None:
-        start = main_clause(tokens)
         if start < len(tokens) and tokens[start].text.lower() in _AUX_START:
             wh = "yes/no"
     else:
@@ -239,7 +238,6 @@ def analyse_question(parse: Parse) -> QuestionAnalysis:
     entities = [stem(t.lemma) for k, t in enumerate(tokens)
                 if k not in skip and (t.pos in ENTITY_TAGS or t.entity in ANY_ENTITY)
                 and not t.stop and t.text.lower() not in _WH and t.text[:1].isalnum()]
-    start = main_clause(tokens)
     names = _names(parse, start, skip)
     negated = any(t.dep == "neg" or t.text.lower() in ("not", "never", "no", "n't", "without")
                   for t in tokens)

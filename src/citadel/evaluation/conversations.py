@@ -118,11 +118,6 @@ class Chains:
                 "chains": len(self.chains), "kbs": kbs, "skipped": list(skipped)}
 
 
-def default_chains() -> Path:
-    """The chains file shipped with Citadel."""
-    return Path(__file__).parent / "data" / "conversations.jsonl"
-
-
 def load_chains(path: Path) -> Chains:
     """Read and check a chains file; every problem is a `DatasetError` naming the line."""
     if not path.is_file():

@@ -35,10 +35,6 @@ def _terms(text: str) -> list[str]:
     return content_terms(_POSSESSIVE.sub("", fold(text).text))
 
 
-def _said(context: Context) -> list[str]:
-    return [" ".join((b.chunk.title, b.chunk.section, b.chunk.content)) for b in context.blocks]
-
-
 def _in(phrase: list[str], said: list[list[str]]) -> bool:
     n = len(phrase)
     return any(terms[i:i + n] == phrase for terms in said for i in range(len(terms) - n + 1))
@@ -67,10 +63,12 @@ def _word_in(term: str, words: set[str]) -> bool:
 
 
 class _Said:
-    """What the context says, read once per request and only when a name needs it."""
+    """What the context says (each chunk's title, section and text), read once per request;
+    its acronyms only when a name needs them."""
 
     def __init__(self, context: Context) -> None:
-        self.texts = _said(context)
+        self.texts = [" ".join((b.chunk.title, b.chunk.section, b.chunk.content))
+                      for b in context.blocks]
         self.terms = [_terms(t) for t in self.texts]
         self.words = {w for terms in self.terms for w in terms}
         self._initials: set[str] | None = None
